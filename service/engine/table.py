@@ -1,0 +1,129 @@
+"""EmbeddingTable: tokens, their ids (row numbers), raw float32 rows and per-token metadata."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from service.engine.errors import TableLoadError, UnknownId, UnknownToken
+
+MetadataValue = int | float | str
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddingTable:
+    """An immutable embedding table; construction validates it or raises TableLoadError."""
+
+    tokens: Sequence[str]
+    vectors: np.ndarray
+    metadata: Mapping[str, Sequence[MetadataValue]] = field(default_factory=dict)
+    source: str = "<memory>"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tokens", tuple(self.tokens))
+        object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
+        _check_tokens(self.tokens, self.rows, self.source)
+        _check_metadata(self.metadata, self.rows, self.source)
+
+    @property
+    def rows(self) -> int:
+        """Number of rows (vocabulary size)."""
+        return int(self.vectors.shape[0])
+
+    @property
+    def width(self) -> int:
+        """Number of components per row."""
+        return int(self.vectors.shape[1])
+
+    @property
+    def parameters(self) -> int:
+        """Number of stored parameters, rows x width."""
+        return self.rows * self.width
+
+    @cached_property
+    def norms(self) -> np.ndarray:
+        """L2 norm of every raw row (float32)."""
+        return np.linalg.norm(self.vectors, axis=1).astype(np.float32)
+
+    @cached_property
+    def token_to_id(self) -> dict[str, int]:
+        """Exact token -> row number."""
+        return {token: i for i, token in enumerate(self.tokens)}
+
+    @cached_property
+    def folded_to_id(self) -> dict[str, int]:
+        """Case-folded token -> the lowest row number among its case variants."""
+        folded: dict[str, int] = {}
+        for i, token in enumerate(self.tokens):
+            folded.setdefault(token.casefold(), i)
+        return folded
+
+    def resolve(self, tokens: Iterable[str], case_insensitive: bool = False) -> np.ndarray:
+        """Row numbers of `tokens`; raises UnknownToken naming every token not found."""
+        ids, unknown = [], []
+        for token in tokens:
+            i = self.find(token, case_insensitive)
+            if i is None:
+                unknown.append(token)
+            ids.append(-1 if i is None else i)
+        if unknown:
+            raise UnknownToken(unknown)
+        return np.asarray(ids, dtype=np.int64)
+
+    def find(self, token: str, case_insensitive: bool = False) -> int | None:
+        """Row number of `token`, trying its case-folded form if asked; None when absent."""
+        i = self.token_to_id.get(token)
+        if i is None and case_insensitive:
+            i = self.folded_to_id.get(token.casefold())
+        return i
+
+    def check_ids(self, ids: Iterable[int]) -> np.ndarray:
+        """`ids` as an int64 array; raises UnknownId naming every id outside the rows."""
+        array = np.asarray(list(ids), dtype=np.int64)
+        bad = array[(array < 0) | (array >= self.rows)]
+        if bad.size:
+            raise UnknownId([int(i) for i in bad], self.rows)
+        return array
+
+    def metadata_of(self, row: int) -> dict[str, MetadataValue]:
+        """Every metadata column's value for one row."""
+        return {name: column[row] for name, column in self.metadata.items()}
+
+
+def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
+    array = np.asarray(vectors)
+    if array.ndim != 2:
+        raise TableLoadError(source, f"expected a 2-D matrix of rows, got shape {array.shape}")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise TableLoadError(source, f"table is empty (shape {array.shape})")
+    if not np.issubdtype(array.dtype, np.floating):
+        raise TableLoadError(source, f"expected floating-point rows, got dtype {array.dtype}")
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    if not np.isfinite(array).all():
+        bad_row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
+        raise TableLoadError(source, f"non-finite value (NaN or infinity) in row {bad_row}")
+    return array
+
+
+def _check_tokens(tokens: Sequence[str], rows: int, source: str) -> None:
+    if len(tokens) != rows:
+        raise TableLoadError(
+            source, f"vocabulary has {len(tokens)} tokens but the matrix has {rows} rows"
+        )
+    if len(set(tokens)) != rows:
+        duplicates = [token for token, count in Counter(tokens).items() if count > 1]
+        shown = ", ".join(repr(token) for token in duplicates[:5])
+        raise TableLoadError(source, f"{len(duplicates)} duplicate token(s), e.g. {shown}")
+
+
+def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: str) -> None:
+    for name, column in metadata.items():
+        if len(column) != rows:
+            raise TableLoadError(
+                source, f"metadata column {name!r} has {len(column)} values for {rows} rows"
+            )
