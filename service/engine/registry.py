@@ -1,0 +1,81 @@
+"""The tables a process serves, each under a name, with its index and load facts."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from service.engine.errors import TableNotReady, UnknownTable
+from service.engine.index import SimilarityIndex
+from service.engine.table import EmbeddingTable
+
+
+@dataclass(frozen=True)
+class ServedTable:
+    """A loaded, indexed table and how it got here."""
+
+    name: str
+    table: EmbeddingTable
+    index: SimilarityIndex
+    case_insensitive: bool
+    loaded_at: datetime
+    load_seconds: float
+
+
+class Registry:
+    """Named tables; expected names that are not loaded yet keep the process unready."""
+
+    def __init__(self, expected: Iterable[str] = ()) -> None:
+        self._tables: dict[str, ServedTable] = {}
+        self._pending: dict[str, str] = {name: "not loaded" for name in expected}
+        self._lock = threading.Lock()
+
+    def load(
+        self, name: str, loader: Callable[[], EmbeddingTable], case_insensitive: bool = False
+    ) -> ServedTable:
+        """Load and index a table, then swap it in under `name` in one step."""
+        started = time.perf_counter()
+        with self._lock:
+            self._pending.setdefault(name, "loading")
+        table = loader()
+        served = ServedTable(
+            name=name,
+            table=table,
+            index=SimilarityIndex(table),
+            case_insensitive=case_insensitive,
+            loaded_at=datetime.now(UTC),
+            load_seconds=time.perf_counter() - started,
+        )
+        with self._lock:
+            self._tables[name] = served
+            self._pending.pop(name, None)
+        return served
+
+    def get(self, name: str) -> ServedTable:
+        """The table served as `name`; UnknownTable or TableNotReady otherwise."""
+        served = self._tables.get(name)
+        if served is not None:
+            return served
+        if name in self._pending:
+            raise TableNotReady(name, self._pending[name])
+        raise UnknownTable(name, self.names())
+
+    def names(self) -> list[str]:
+        """Every configured name, loaded or not, in configuration order."""
+        return list(dict.fromkeys([*self._tables, *self._pending]))
+
+    def served(self) -> list[ServedTable]:
+        """The loaded tables."""
+        return list(self._tables.values())
+
+    def unready_reason(self) -> str | None:
+        """Why the process is not ready, or None when every expected table is loaded."""
+        if not self._tables and not self._pending:
+            return "no tables configured"
+        if self._pending:
+            waiting = ", ".join(f"{n} ({state})" for n, state in self._pending.items())
+            return f"tables not ready: {waiting}"
+        return None

@@ -1,0 +1,94 @@
+"""A gensim-like facade over one table and its index, for notebooks, the CLI and tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from service.engine.errors import UnknownToken
+from service.engine.index import (
+    AnalogyMethod,
+    AnalogyQuery,
+    NeighborQuery,
+    Neighbors,
+    SimilarityIndex,
+    Term,
+)
+from service.engine.table import EmbeddingTable
+
+Key = str | np.ndarray
+TokenScore = tuple[str, float]
+
+
+class Session:
+    """Token-level queries with gensim KeyedVectors names and semantics."""
+
+    def __init__(self, table: EmbeddingTable, index: SimilarityIndex | None = None) -> None:
+        self.table = table
+        self.index = index or SimilarityIndex(table)
+
+    def most_similar(
+        self,
+        positive: Sequence[Key],
+        negative: Sequence[Key] = (),
+        topn: int = 10,
+        restrict_vocab: int | None = None,
+    ) -> list[TokenScore]:
+        """gensim's most_similar: cosine to the normalised mean; inputs are never answers."""
+        return self._analogy(positive, negative, topn, restrict_vocab, "add")
+
+    def most_similar_cosmul(
+        self, positive: Sequence[Key], negative: Sequence[Key] = (), topn: int = 10
+    ) -> list[TokenScore]:
+        """gensim's most_similar_cosmul (3CosMul)."""
+        return self._analogy(positive, negative, topn, None, "mul")
+
+    def similar_by_vector(self, vector: np.ndarray, topn: int = 10) -> list[TokenScore]:
+        """Top-n cosine neighbours of a raw vector."""
+        [result] = self.index.neighbors([NeighborQuery(vector, topn)])
+        return self.pairs(result)
+
+    def similarity(self, first: str, second: str) -> float:
+        """Cosine of two tokens' rows."""
+        rows = self.rows([first, second])
+        return float(self.index.similarity(rows[:1], rows[1:])[0])
+
+    def rows(self, tokens: Sequence[str]) -> np.ndarray:
+        """Row numbers of tokens; UnknownToken names every missing one."""
+        return self.table.resolve(tokens)
+
+    def pairs(self, result: Neighbors) -> list[TokenScore]:
+        """Engine rows and scores as (token, score) pairs."""
+        tokens = self.table.tokens
+        return [
+            (tokens[i], s) for i, s in zip(result.ids.tolist(), result.scores.tolist(), strict=True)
+        ]
+
+    def _analogy(
+        self,
+        positive: Sequence[Key],
+        negative: Sequence[Key],
+        topn: int,
+        restrict: int | None,
+        method: AnalogyMethod,
+    ) -> list[TokenScore]:
+        query = AnalogyQuery(
+            positive=self._terms(positive),
+            negative=self._terms(negative),
+            k=topn,
+            method=method,
+            restrict=restrict,
+        )
+        [result] = self.index.analogies([query])
+        return self.pairs(result)
+
+    def _terms(self, keys: Sequence[Key]) -> tuple[Term, ...]:
+        tokens = [k for k in keys if isinstance(k, str)]
+        missing = [t for t in tokens if self.table.find(t) is None]
+        if missing:
+            raise UnknownToken(missing)
+        return tuple(
+            Term(row=self.table.token_to_id[k]) if isinstance(k, str) else Term(vector=k)
+            for k in keys
+        )

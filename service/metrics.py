@@ -1,0 +1,66 @@
+"""Every Prometheus metric the service exports, declared once.
+
+Labels are low-cardinality only: route template, method, status class, operation, error type,
+table name (a handful, from configuration).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from prometheus_client import Counter, Gauge, Histogram
+
+PREFIX = "embedding_service"
+
+# A single exact query over a small table takes well under a millisecond; a batch over a large
+# table takes tens of milliseconds, so the buckets start at 50 microseconds.
+LATENCY_BUCKETS = (
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0, 10.0,
+)  # fmt: skip
+
+REQUEST_SECONDS = Histogram(
+    f"{PREFIX}_http_request_duration_seconds",
+    "HTTP request latency by route template, from first byte in to last byte out.",
+    ["route", "method", "status_class"],
+    buckets=LATENCY_BUCKETS,
+)
+REQUESTS = Counter(
+    f"{PREFIX}_http_requests_total",
+    "HTTP requests by route template, method and status class.",
+    ["route", "method", "status_class"],
+)
+IN_FLIGHT = Gauge(
+    f"{PREFIX}_http_requests_in_flight", "HTTP requests being served now (health routes excluded)."
+)
+SEARCH_SECONDS = Histogram(
+    f"{PREFIX}_search_duration_seconds",
+    "Engine compute time by operation (lookup, neighbors, analogy, similarity, score).",
+    ["operation"],
+    buckets=LATENCY_BUCKETS,
+)
+ERRORS = Counter(f"{PREFIX}_errors_total", "Error responses by error type.", ["type"])
+TABLE_ROWS = Gauge(
+    f"{PREFIX}_table_rows", "Rows (vocabulary size) of each served table.", ["table"]
+)
+TABLE_WIDTH = Gauge(f"{PREFIX}_table_width", "Row width (dimensions) of each table.", ["table"])
+TABLE_BYTES = Gauge(f"{PREFIX}_table_bytes", "Bytes held for each table and its index.", ["table"])
+
+
+@contextmanager
+def timed(operation: str) -> Iterator[None]:
+    """Observe the engine time of one operation."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        SEARCH_SECONDS.labels(operation).observe(time.perf_counter() - started)
+
+
+def record_table(name: str, rows: int, width: int, nbytes: int) -> None:
+    """Publish a served table's size."""
+    TABLE_ROWS.labels(name).set(rows)
+    TABLE_WIDTH.labels(name).set(width)
+    TABLE_BYTES.labels(name).set(nbytes)

@@ -1,0 +1,222 @@
+"""Request and response models. Hard ceilings live here; configurable limits in api/limits.py."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+MAX_TOKEN_LENGTH = 256
+MAX_ITEMS = 10_000
+MAX_WIDTH = 65_536
+MAX_K = 100_000
+# Far above any real embedding component, and small enough that no dot product of such a
+# vector with a table row can overflow float32 into infinity.
+MAX_COMPONENT = 1e15
+
+Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN_LENGTH)]
+RowId = Annotated[int, Field(ge=0, le=2**62)]
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_COMPONENT, le=MAX_COMPONENT)]
+Vector = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH)]
+K = Annotated[int, Field(ge=1, le=MAX_K, description="How many results; default from settings.")]
+Restrict = Annotated[
+    int, Field(ge=1, description="Search only the first N rows (gensim's restrict_vocab).")
+]
+Weight = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+
+
+class Strict(BaseModel):
+    """Unknown fields are an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def _exactly_one(model: BaseModel, fields: tuple[str, ...]) -> None:
+    given = [name for name in fields if getattr(model, name) is not None]
+    if len(given) != 1:
+        raise ValueError(f"give exactly one of {', '.join(fields)} (got {len(given)})")
+
+
+class Neighbor(Strict):
+    token: str
+    id: int
+    score: float
+
+
+class Matched(Strict):
+    """Tokens that matched only through the case-insensitive fallback: query -> stored token."""
+
+    matched: dict[str, str] = Field(default_factory=dict)
+
+
+class LookupRequest(Strict):
+    tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    include_vector: bool = True
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        _exactly_one(self, ("tokens", "ids"))
+        return self
+
+
+class LookupItem(Strict):
+    token: str
+    id: int
+    norm: float
+    vector: list[float] | None = None
+    metadata: dict[str, int | float | str] = Field(default_factory=dict)
+
+
+class LookupResponse(Matched):
+    items: list[LookupItem]
+
+
+class NeighborsRequest(Strict):
+    token: Token | None = None
+    id: RowId | None = None
+    vector: Vector | None = None
+    k: K | None = None
+    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
+    restrict: Restrict | None = None
+
+    @model_validator(mode="after")
+    def _one_query(self) -> Self:
+        _exactly_one(self, ("token", "id", "vector"))
+        return self
+
+
+class NeighborsBatchRequest(Strict):
+    queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+
+
+class NeighborList(Strict):
+    neighbors: list[Neighbor]
+
+
+class NeighborsResponse(NeighborList, Matched):
+    pass
+
+
+class NeighborsBatchResponse(Matched):
+    results: list[NeighborList]
+
+
+def _batch_or_single(value: object) -> str:
+    return "batch" if isinstance(value, dict) and "queries" in value else "query"
+
+
+class WeightedTerm(Strict):
+    token: Token | None = None
+    vector: Vector | None = None
+    weight: Weight = 1.0
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        _exactly_one(self, ("token", "vector"))
+        return self
+
+
+Term = Token | WeightedTerm
+Terms = Annotated[list[Term], Field(max_length=MAX_ITEMS)]
+
+
+class AnalogyRequest(Strict):
+    positive: Terms = Field(min_length=1)
+    negative: Terms = Field(default_factory=list)
+    k: K | None = None
+    method: Literal["add", "mul"] = Field("add", description="add: 3CosAdd; mul: 3CosMul.")
+    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
+    restrict: Restrict | None = None
+
+
+class AnalogyBatchRequest(Strict):
+    queries: list[AnalogyRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+
+
+# One query, or {"queries": [...]}: the presence of "queries" picks the model to validate with.
+NeighborsBody = Annotated[
+    Annotated[NeighborsRequest, Tag("query")] | Annotated[NeighborsBatchRequest, Tag("batch")],
+    Discriminator(_batch_or_single),
+]
+AnalogyBody = Annotated[
+    Annotated[AnalogyRequest, Tag("query")] | Annotated[AnalogyBatchRequest, Tag("batch")],
+    Discriminator(_batch_or_single),
+]
+
+
+class SimilarityRequest(Strict):
+    pairs: list[tuple[Token, Token]] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        _exactly_one(self, ("pairs", "tokens"))
+        return self
+
+
+class PairScore(Strict):
+    tokens: tuple[str, str]
+    score: float
+
+
+class SimilarityResponse(Matched):
+    pairs: list[PairScore] | None = None
+    tokens: list[str] | None = None
+    matrix: list[list[float]] | None = None
+
+
+class ScoreRequest(Strict):
+    vector: Vector
+    k: K | None = None
+    softmax: bool = False
+    temperature: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
+    target: Token | None = None
+
+
+class ScoredToken(Strict):
+    token: str
+    id: int
+    logit: float
+    probability: float | None = None
+
+
+class TargetScore(ScoredToken):
+    rank: int = Field(description="1 + the number of rows with a strictly higher logit.")
+
+
+class ScoreResponse(Matched):
+    top: list[ScoredToken]
+    target: TargetScore | None = None
+    log_partition: float | None = Field(
+        None, description="log of the softmax normaliser, when softmax is asked for."
+    )
+
+
+class TableInfo(Strict):
+    name: str
+    rows: int
+    width: int
+    parameters: int
+    bytes: int
+    index_type: str
+    zero_rows: int
+    source: str
+    loaded_at: datetime
+    load_seconds: float
+    metadata_columns: list[str]
+    case_insensitive: bool
+
+
+class TableList(Strict):
+    tables: list[TableInfo]
+
+
+class Health(Strict):
+    status: Literal["ok"]
+
+
+class Readiness(Strict):
+    status: Literal["ready"]
+    tables: list[str]

@@ -1,0 +1,94 @@
+"""Bad input: a clear 4xx in the one error envelope, and the server keeps serving."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+MINILM = "/v1/tables/minilm"
+
+
+def assert_envelope(response, status: int, error_type: str) -> dict:
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["type"] == error_type
+    assert error["message"]
+    return error
+
+
+def test_unknown_tokens_are_all_named(client: TestClient) -> None:
+    response = client.post(
+        f"{MINILM}/analogy", json={"positive": ["king", "qqqzz"], "negative": ["xxyyq"]}
+    )
+    error = assert_envelope(response, 404, "UnknownToken")
+    assert error["tokens"] == ["qqqzz", "xxyyq"]
+    assert "qqqzz" in error["message"] and "xxyyq" in error["message"]
+
+
+def test_unknown_tokens_across_a_batch_are_all_named(client: TestClient) -> None:
+    queries = [{"token": "nosuchtokena"}, {"token": "king", "exclude": ["nosuchtokenb"]}]
+    error = assert_envelope(
+        client.post(f"{MINILM}/neighbors", json={"queries": queries}), 404, "UnknownToken"
+    )
+    assert error["tokens"] == ["nosuchtokena", "nosuchtokenb"]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "status", "error_type"),
+    [
+        ("neighbors", {"token": "king", "k": 0}, 422, "ValidationError"),
+        ("neighbors", {"token": "king", "k": 501}, 422, "LimitExceeded"),
+        ("neighbors", {"token": "king", "id": 3}, 422, "ValidationError"),
+        ("neighbors", {}, 422, "ValidationError"),
+        ("neighbors", {"token": "king", "colour": "red"}, 422, "ValidationError"),
+        ("neighbors", {"token": 7}, 422, "ValidationError"),
+        ("neighbors", {"vector": [1.0, 2.0]}, 422, "DimensionMismatch"),
+        ("neighbors", {"vector": [0.0] * 384}, 422, "ZeroVector"),
+        ("neighbors", {"id": 10**6}, 404, "UnknownId"),
+        ("neighbors", {"token": "x" * 300}, 422, "ValidationError"),
+        ("neighbors", {"queries": [{"token": "king"}] * 65}, 422, "LimitExceeded"),
+        ("analogy", {"positive": []}, 422, "ValidationError"),
+        ("analogy", {"positive": ["king"], "negative": ["king"]}, 422, "ZeroVector"),
+        ("analogy", {"positive": ["king"] * 17}, 422, "LimitExceeded"),
+        ("analogy", {"positive": ["king"], "method": "div"}, 422, "ValidationError"),
+        ("similarity", {"pairs": [["king"]]}, 422, "ValidationError"),
+        ("similarity", {"pairs": [["king", "queen"]], "tokens": ["king"]}, 422, "ValidationError"),
+        ("lookup", {"ids": [-1]}, 422, "ValidationError"),
+        ("score", {"vector": [1.0] * 384, "temperature": 0}, 422, "ValidationError"),
+        ("score", {"vector": [1.0] * 384, "target": "nosuchtokenc"}, 404, "UnknownToken"),
+    ],
+)
+def test_bad_requests(client: TestClient, path, body, status, error_type) -> None:
+    assert_envelope(client.post(f"{MINILM}/{path}", json=body), status, error_type)
+
+
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
+def test_non_finite_numbers_are_refused(client: TestClient, literal: bytes) -> None:
+    body = b'{"vector": [' + b", ".join([b"0.5"] * 383 + [literal]) + b"]}"
+    response = client.post(
+        f"{MINILM}/neighbors", content=body, headers={"content-type": "application/json"}
+    )
+    assert_envelope(response, 422, "ValidationError")
+
+
+def test_malformed_json(client: TestClient) -> None:
+    response = client.post(
+        f"{MINILM}/neighbors", content=b'{"token": ', headers={"content-type": "application/json"}
+    )
+    assert_envelope(response, 400, "MalformedJSON")
+
+
+def test_unknown_table_route_and_method(client: TestClient) -> None:
+    error = assert_envelope(
+        client.post("/v1/tables/nope/neighbors", json={"token": "a"}), 404, "UnknownTable"
+    )
+    assert error["available"] == ["minilm", "small"]
+    assert_envelope(client.get("/v2/whatever"), 404, "NotFound")
+    assert_envelope(client.get(f"{MINILM}/neighbors"), 405, "MethodNotAllowed")
+
+
+def test_the_server_keeps_serving_after_errors(client: TestClient) -> None:
+    for _ in range(3):
+        client.post(f"{MINILM}/neighbors", json={"vector": [float("1e308")] * 2})
+    response = client.post(f"{MINILM}/neighbors", json={"token": "king", "k": 1})
+    assert response.json()["neighbors"][0]["token"] == "kings"

@@ -1,0 +1,78 @@
+"""Tables, health, readiness and metrics endpoints."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+
+from service.config import Settings
+from service.engine.registry import Registry
+from service.main import create_app
+
+
+def test_table_list_and_info(client: TestClient) -> None:
+    tables = client.get("/v1/tables").json()["tables"]
+    assert [t["name"] for t in tables] == ["minilm", "small"]
+    info = client.get("/v1/tables/minilm").json()
+    assert (info["rows"], info["width"], info["parameters"]) == (30522, 384, 30522 * 384)
+    assert info["index_type"] == "IndexFlatIP"
+    assert info["bytes"] >= 2 * 30522 * 384 * 4  # raw rows + normalised index
+    assert info["zero_rows"] == 0
+    assert info["source"].endswith("model")
+    assert info["load_seconds"] > 0
+    small = client.get("/v1/tables/small").json()
+    assert (small["zero_rows"], small["case_insensitive"]) == (1, True)
+
+
+def test_health_and_readiness(client: TestClient) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"status": "ready", "tables": ["minilm", "small"]}
+
+
+def test_not_ready_until_every_table_is_loaded() -> None:
+    registry = Registry(expected=["minilm"])
+    with TestClient(create_app(Settings(), registry)) as client:
+        response = client.get("/readyz")
+        assert response.status_code == 503
+        assert response.json()["error"]["type"] == "NotReady"
+        assert "minilm" in response.json()["error"]["message"]
+        assert client.get("/healthz").status_code == 200
+        query = client.post("/v1/tables/minilm/neighbors", json={"token": "king"})
+        assert query.status_code == 503
+        assert query.json()["error"]["type"] == "TableNotReady"
+
+
+def metric_value(text: str, name: str, **labels: str) -> float:
+    """The value of one sample in Prometheus text format (0 when absent)."""
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            found = dict(re.findall(r'(\w+)="([^"]*)"', line.split(" ")[0]))
+            if all(found.get(k) == v for k, v in labels.items()):
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_requests_by_route_template(client: TestClient) -> None:
+    route = "/v1/tables/{table}/neighbors"
+    name = "embedding_service_http_requests_total"
+    before = metric_value(client.get("/metrics").text, name, route=route, status_class="2xx")
+    errors_before = metric_value(
+        client.get("/metrics").text, "embedding_service_errors_total", type="UnknownToken"
+    )
+    client.post("/v1/tables/minilm/neighbors", json={"token": "king"})
+    client.post("/v1/tables/minilm/neighbors", json={"token": "nosuchtokenq"})
+    text = client.get("/metrics").text
+    assert metric_value(text, name, route=route, status_class="2xx") == before + 1
+    assert (
+        metric_value(text, "embedding_service_errors_total", type="UnknownToken")
+        == errors_before + 1
+    )
+    assert metric_value(text, "embedding_service_table_rows", table="minilm") == 30522
+    assert metric_value(text, "embedding_service_table_width", table="minilm") == 384
+    assert (
+        metric_value(text, "embedding_service_search_duration_seconds_count", operation="neighbors")
+        >= 1
+    )
+    assert 'le="0.0001"' in text  # sub-millisecond buckets
+    assert "/v1/tables/minilm/neighbors" not in text  # the template, never the raw path

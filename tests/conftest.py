@@ -1,0 +1,71 @@
+"""Shared fixtures: the real MiniLM table, a small hand-made table with edge cases, apps."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from service.config import Settings, TableSpec, default_table
+from service.engine.index import SimilarityIndex
+from service.engine.loaders import load_huggingface
+from service.engine.session import Session
+from service.engine.table import EmbeddingTable
+from service.main import create_app
+
+# A small table with the cases that matter: a zero (padding) row, case variants, metadata.
+SMALL_TOKENS = ["[PAD]", "King", "king", "queen", "man", "woman", "apple", "pear", "zero"]
+SMALL_WIDTH = 4
+
+
+def small_vectors() -> np.ndarray:
+    """Deterministic rows; row 0 is all zeros like a padding row."""
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(len(SMALL_TOKENS), SMALL_WIDTH)).astype(np.float32)
+    vectors[0] = 0
+    return vectors
+
+
+@pytest.fixture(scope="session")
+def minilm() -> EmbeddingTable:
+    """The real default table."""
+    spec = default_table()
+    assert spec.path is not None
+    return load_huggingface(spec.path)
+
+
+@pytest.fixture(scope="session")
+def minilm_session(minilm: EmbeddingTable) -> Session:
+    """The engine over the real default table."""
+    return Session(minilm, SimilarityIndex(minilm))
+
+
+@pytest.fixture(scope="session")
+def small_table_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small table written as .npy + vocabulary, for apps that load from files."""
+    folder = tmp_path_factory.mktemp("small")
+    np.save(folder / "small.npy", small_vectors())
+    (folder / "small.vocab").write_text("\n".join(SMALL_TOKENS) + "\n", encoding="utf-8")
+    return folder / "small.npy"
+
+
+@pytest.fixture(scope="session")
+def settings(small_table_files: Path) -> Settings:
+    """MiniLM plus the small table (case-insensitive fallback on)."""
+    small = TableSpec(
+        name="small",
+        path=small_table_files,
+        vocab=small_table_files.with_suffix(".vocab"),
+        case_insensitive=True,
+    )
+    return Settings(tables=[default_table(), small], max_k=500, max_batch=64)
+
+
+@pytest.fixture(scope="session")
+def client(settings: Settings) -> Iterator[TestClient]:
+    """A client of the real app, lifespan included (tables load at start-up)."""
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client

@@ -1,0 +1,111 @@
+"""The search engine on small tables: zero rows, exclusions, restrict, batching, scoring."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
+from service.engine.index import AnalogyQuery, NeighborQuery, SimilarityIndex, Term
+from service.engine.table import EmbeddingTable
+from tests.conftest import SMALL_TOKENS, small_vectors
+
+
+@pytest.fixture()
+def small() -> SimilarityIndex:
+    return SimilarityIndex(EmbeddingTable(SMALL_TOKENS, small_vectors()))
+
+
+def search(index: SimilarityIndex, row: int, k: int, **options: object) -> list[int]:
+    vector = index.table.vectors[row]
+    query = NeighborQuery(vector, k, frozenset({row}), **options)  # type: ignore[arg-type]
+    return index.neighbors([query])[0].ids.tolist()
+
+
+def test_zero_rows_are_never_neighbors(small: SimilarityIndex) -> None:
+    for row in range(1, small.table.rows):
+        assert 0 not in search(small, row, k=small.table.rows)
+    assert small.zero_rows == 1
+
+
+def test_a_zero_row_query_is_refused(small: SimilarityIndex) -> None:
+    with pytest.raises(ZeroVector, match="PAD"):
+        small.unit_rows(np.array([0]))
+    with pytest.raises(ZeroVector):
+        small.neighbors([NeighborQuery(np.zeros(4, np.float32), 3)])
+
+
+def test_the_query_row_and_exclusions_are_left_out(small: SimilarityIndex) -> None:
+    everything = search(small, 3, k=20)
+    assert 3 not in everything
+    assert len(everything) == small.table.rows - 2  # minus the query and the zero row
+    fewer = small.neighbors(
+        [NeighborQuery(small.table.vectors[3], 20, frozenset({3, everything[0]}))]
+    )[0]
+    assert fewer.ids.tolist() == everything[1:]
+
+
+def test_restrict_searches_only_the_first_rows(small: SimilarityIndex) -> None:
+    assert set(search(small, 2, k=10, restrict=5)) == {1, 3, 4}
+
+
+def test_vector_width_is_checked(small: SimilarityIndex) -> None:
+    with pytest.raises(DimensionMismatch):
+        small.neighbors([NeighborQuery(np.ones(5, np.float32), 3)])
+    with pytest.raises(DimensionMismatch):
+        small.score(np.ones(3, np.float32), 3)
+
+
+def test_terms_that_cancel_have_no_direction(small: SimilarityIndex) -> None:
+    query = AnalogyQuery(positive=(Term(row=3),), negative=(Term(row=3),), k=3)
+    with pytest.raises(ZeroVector):
+        small.analogies([query])
+
+
+def test_cosmul_needs_a_positive_term(small: SimilarityIndex) -> None:
+    with pytest.raises(InvalidQuery):
+        small.analogies([AnalogyQuery(positive=(), negative=(Term(row=3),), method="mul")])
+
+
+def test_cosmul_never_answers_zero_rows_or_inputs(small: SimilarityIndex) -> None:
+    query = AnalogyQuery(positive=(Term(row=2), Term(row=5)), negative=(Term(row=4),), k=20)
+    result = small.analogies([AnalogyQuery(**{**query.__dict__, "method": "mul"})])[0]
+    assert not {0, 2, 4, 5} & set(result.ids.tolist())
+    assert len(result.ids) == small.table.rows - 4
+
+
+def test_score_is_the_raw_dot_product(small: SimilarityIndex) -> None:
+    vector = np.arange(4, dtype=np.float32)
+    scores = small.score(vector, k=3, softmax=True, temperature=2.0, target=6)
+    logits = small.table.vectors @ vector
+    assert scores.ids.tolist() == np.argsort(-logits)[:3].tolist()
+    np.testing.assert_allclose(scores.logits, np.sort(logits)[::-1][:3], rtol=1e-6)
+    expected = np.exp(logits / 2) / np.exp(logits / 2).sum()
+    np.testing.assert_allclose(scores.probabilities, np.sort(expected)[::-1][:3], rtol=1e-6)
+    assert scores.target_rank == 1 + int((logits > logits[6]).sum())
+    assert scores.target_probability == pytest.approx(expected[6], rel=1e-6)
+
+
+tables = st.integers(2, 40).flatmap(
+    lambda rows: arrays(
+        np.float32, (rows, 6), elements=st.floats(-4, 4, width=32, allow_subnormal=False)
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(vectors=tables, k=st.integers(1, 12))
+def test_properties_of_neighbor_search(vectors: np.ndarray, k: int) -> None:
+    index = SimilarityIndex(EmbeddingTable([f"t{i}" for i in range(len(vectors))], vectors))
+    queries = [NeighborQuery(vectors[r], k) for r in range(len(vectors)) if index.positions[r] >= 0]
+    batched = index.neighbors(queries)
+    for query, result in zip(queries, batched, strict=True):
+        single = index.neighbors([query])[0]
+        np.testing.assert_allclose(single.scores, result.scores, atol=1e-6)  # batch == single
+        assert len(result.ids) <= k
+        assert (np.diff(result.scores) <= 1e-6).all()  # sorted by score
+        assert not set(result.ids.tolist()) & set(np.flatnonzero(index.positions < 0).tolist())
+        assert result.scores[0] == pytest.approx(1.0, abs=1e-5)  # a stored row is its own top-1
