@@ -1,0 +1,138 @@
+"""The real CLI as a subprocess: it serves over a socket, and fails fast on bad files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.slow
+
+START_TIMEOUT = 60
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "service", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def call(url: str, body: dict | None = None) -> tuple[int, dict]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """`python -m service serve` on the default table, on a free port."""
+    port = free_port()
+    env = {**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(base, process)
+        yield base
+    finally:
+        process.send_signal(signal.SIGTERM)
+        # uvicorn shuts down gracefully, then re-raises the signal it caught.
+        assert process.wait(timeout=20) in (0, -signal.SIGTERM)
+
+
+def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()[1]
+        try:
+            if call(f"{base}/readyz")[0] == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"server not ready within {START_TIMEOUT}s")
+
+
+def test_serves_the_default_table_over_a_socket(server: str) -> None:
+    status, answer = call(f"{server}/v1/tables/minilm/neighbors", {"token": "king", "k": 2})
+    assert status == 200
+    assert [(n["token"], round(n["score"], 3)) for n in answer["neighbors"]] == [
+        ("kings", 0.690),
+        ("queen", 0.627),
+    ]
+    status, analogy = call(
+        f"{server}/v1/tables/minilm/analogy",
+        {"positive": ["king", "woman"], "negative": ["man"], "k": 1},
+    )
+    assert (analogy["neighbors"][0]["token"], round(analogy["neighbors"][0]["score"], 3)) == (
+        "queen",
+        0.502,
+    )
+    status, error = call(f"{server}/v1/tables/minilm/neighbors", {"token": "nosuchtokenx"})
+    assert status == 404 and error["error"]["type"] == "UnknownToken"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "no such file"),
+        (b"3 2\nfoo 1 2\nbar 3 4\n", "truncated"),
+        (b"2 2\nfoo 1 2\nfoo 3 4\n", "duplicate"),
+        (b"2 2\nfoo 1 2\nbar nan 4\n", "non-finite"),
+    ],
+)
+def test_a_bad_table_stops_start_up_with_one_clear_line(
+    tmp_path: Path, content: bytes | None, problem: str
+) -> None:
+    path = tmp_path / "bad.txt"
+    if content is not None:
+        path.write_bytes(content)
+    result = run_cli("serve", "--port", str(free_port()), "--table", f"bad={path}")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert str(path) in lines[0] and problem in lines[0].lower()
+
+
+def test_info_describes_a_file(tmp_path: Path) -> None:
+    np.save(tmp_path / "t.npy", np.eye(3, dtype=np.float32))
+    (tmp_path / "t.vocab").write_text("a\nb\nc\n")
+    result = run_cli("info", str(tmp_path / "t.npy"))
+    assert result.returncode == 0, result.stderr
+    facts = json.loads(result.stdout)
+    assert (facts["rows"], facts["width"], facts["first_tokens"]) == (3, 3, ["a", "b", "c"])
+
+
+def test_one_shot_query_on_the_default_table() -> None:
+    result = run_cli("query", "analogy", "king", "woman", "--negative", "man", "-k", "1")
+    assert result.returncode == 0, result.stderr
+    [[token, score]] = json.loads(result.stdout)
+    assert (token, round(score, 3)) == ("queen", 0.502)
