@@ -1,0 +1,118 @@
+"""File helpers shared by the loaders: safe opening, decoding, and vocabulary checks."""
+
+from __future__ import annotations
+
+import json
+import mmap
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from service.engine.errors import TableLoadError
+
+
+def require_file(path: Path) -> int:
+    """Size of `path`; raises TableLoadError unless it is a non-empty regular file."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        raise TableLoadError(path, "no such file") from None
+    except OSError as error:
+        raise read_error(path, error) from None
+    if stat.S_ISDIR(status.st_mode):
+        raise TableLoadError(path, "is a directory, not a file")
+    if not stat.S_ISREG(status.st_mode):  # a FIFO or device could block reads forever
+        raise TableLoadError(path, "not a regular file")
+    if status.st_size == 0:
+        raise TableLoadError(path, "file is empty")
+    return status.st_size
+
+
+@contextmanager
+def open_file(path: Path) -> Iterator[BinaryIO]:
+    """Open a checked regular file for binary reading; OS errors become TableLoadError."""
+    require_file(path)
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise read_error(path, error) from None
+    with handle:
+        yield handle
+
+
+@contextmanager
+def mapped(path: Path) -> Iterator[mmap.mmap]:
+    """Map a checked regular file read-only into memory."""
+    # Mapping instead of reading keeps multi-gigabyte word2vec files out of process memory.
+    with open_file(path) as handle:
+        try:
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as error:
+            raise read_error(path, error) from None
+        with data:
+            yield data
+
+
+def read_error(path: Path, error: Exception) -> TableLoadError:
+    """The TableLoadError reporting that `path` could not be read."""
+    return TableLoadError(path, f"cannot read: {getattr(error, 'strerror', None) or error}")
+
+
+def _read_text(path: Path) -> str:
+    with open_file(path) as handle:
+        try:
+            data = handle.read()
+        except OSError as error:
+            raise read_error(path, error) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise TableLoadError(path, f"line {line}: invalid UTF-8 at byte {error.start}") from None
+
+
+def read_lines(path: Path) -> list[str]:
+    """One entry per line, split on "\\n" only: unicode line separators can be tokens."""
+    lines = [line.removesuffix("\r") for line in _read_text(path).split("\n")]
+    if lines[-1] == "" and len(lines) > 1:
+        lines.pop()
+    return lines
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object stored in `path`."""
+    try:
+        data = json.loads(_read_text(path))
+    except ValueError as error:
+        raise TableLoadError(path, f"invalid JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise TableLoadError(path, f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def first_line(path: Path) -> str:
+    """The start of the first line of `path`, for sniffing its format."""
+    with open_file(path) as handle:
+        try:
+            return handle.readline(4096).decode("utf-8", "replace")
+        except OSError as error:
+            raise read_error(path, error) from None
+
+
+def first_existing(path: Path, candidates: list[Path], what: str) -> Path:
+    """The first of `candidates` that exists; `what` names the missing file in the error."""
+    for candidate in candidates:
+        if candidate.exists():
+            return candidate
+    looked = ", ".join(candidate.name for candidate in candidates)
+    raise TableLoadError(path, f"no {what} file found next to it (looked for {looked})")
+
+
+def check_vocabulary(vocab: Path, tokens: int, rows: int, table: Path) -> None:
+    """Raise TableLoadError unless the vocabulary has one token per table row."""
+    if tokens != rows:
+        raise TableLoadError(
+            vocab, f"vocabulary has {tokens} tokens but {table.name} has {rows} rows"
+        )

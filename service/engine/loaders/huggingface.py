@@ -1,0 +1,107 @@
+"""Hugging Face models: one safetensors tensor as the table, tokens from the tokenizer files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from safetensors import SafetensorError, safe_open
+
+from service.engine.errors import TableLoadError
+from service.engine.loaders.files import (
+    check_vocabulary,
+    first_existing,
+    read_json,
+    read_lines,
+    require_file,
+)
+from service.engine.table import EmbeddingTable
+
+DEFAULT_TENSOR = "embeddings.word_embeddings.weight"
+
+
+def load_huggingface(
+    path: str | Path, tensor: str = DEFAULT_TENSOR, vocab: str | Path | None = None
+) -> EmbeddingTable:
+    """Load one tensor of a Hugging Face model (directory or `.safetensors` file) as the table."""
+    path = Path(path)
+    vectors = _read_tensor(_weights_file(path, tensor), tensor)
+    folder = path if path.is_dir() else path.parent
+    vocab_path = (
+        Path(vocab)
+        if vocab
+        else first_existing(path, [folder / "vocab.txt", folder / "tokenizer.json"], "vocabulary")
+    )
+    is_json = vocab_path.suffix == ".json"
+    tokens = _read_tokenizer(vocab_path) if is_json else read_lines(vocab_path)
+    check_vocabulary(vocab_path, len(tokens), len(vectors), path)
+    return EmbeddingTable(tokens, vectors, source=str(path))
+
+
+def _weights_file(path: Path, tensor: str) -> Path:
+    if not path.exists():
+        raise TableLoadError(path, "no such file or directory")
+    if not path.is_dir():
+        return path
+    if (path / "model.safetensors").is_file():
+        return path / "model.safetensors"
+    index = path / "model.safetensors.index.json"
+    if not index.is_file():
+        raise TableLoadError(path, "no model.safetensors or model.safetensors.index.json here")
+    weight_map = read_json(index).get("weight_map")
+    if not isinstance(weight_map, dict):
+        raise TableLoadError(index, "no 'weight_map' object in the index")
+    if tensor not in weight_map:
+        raise TableLoadError(index, _missing_tensor(tensor, list(weight_map)))
+    return path / Path(str(weight_map[tensor])).name
+
+
+def _read_tensor(path: Path, tensor: str) -> np.ndarray:
+    require_file(path)
+    try:
+        with safe_open(path, framework="numpy") as handle:
+            names = list(handle.keys())
+            if tensor not in names:
+                raise TableLoadError(path, _missing_tensor(tensor, names))
+            if handle.get_slice(tensor).get_dtype() == "BF16":
+                return _read_bfloat16(path, tensor)
+            return np.asarray(handle.get_tensor(tensor))
+    except (SafetensorError, OSError, ValueError, TypeError, KeyError) as error:
+        raise TableLoadError(path, f"cannot read tensor {tensor!r}: {error}") from None
+
+
+def _read_bfloat16(path: Path, tensor: str) -> np.ndarray:
+    # numpy has no bfloat16, but a bfloat16 is the top half of a float32: widen by shifting.
+    with path.open("rb") as handle:
+        header_size = int.from_bytes(handle.read(8), "little")
+        entry = json.loads(handle.read(header_size))[tensor]
+    begin, end = entry["data_offsets"]
+    raw = np.fromfile(path, dtype="<u2", count=(end - begin) // 2, offset=8 + header_size + begin)
+    return (raw.astype(np.uint32) << 16).view(np.float32).reshape(entry["shape"])
+
+
+def _missing_tensor(tensor: str, names: list[str]) -> str:
+    # Embedding-like names first: they are what the caller most likely meant.
+    shown = ", ".join(sorted(names, key=lambda name: "embed" not in name)[:5])
+    return f"no tensor {tensor!r}; {len(names)} tensors available, e.g. {shown}"
+
+
+def _read_tokenizer(path: Path) -> list[str]:
+    data = read_json(path)
+    try:
+        vocab = data["model"]["vocab"]
+        # WordPiece/BPE store {token: id}; Unigram stores [[token, score], ...] in id order.
+        by_id = (
+            {i: str(entry[0]) for i, entry in enumerate(vocab)}
+            if isinstance(vocab, list)
+            else {int(i): str(token) for token, i in vocab.items()}
+        )
+        by_id.update({int(t["id"]): str(t["content"]) for t in data.get("added_tokens", [])})
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        raise TableLoadError(path, f"no usable model.vocab / added_tokens: {error!r}") from None
+    if sorted(by_id) != list(range(len(by_id))):
+        raise TableLoadError(
+            path, f"token ids are not exactly 0..{len(by_id) - 1} ({min(by_id)}..{max(by_id)})"
+        )
+    return [by_id[i] for i in range(len(by_id))]

@@ -1,0 +1,49 @@
+"""NumPy `.npy` matrices plus a vocabulary file with one token per line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from service.engine.errors import TableLoadError
+from service.engine.loaders.files import (
+    check_vocabulary,
+    first_existing,
+    read_lines,
+    require_file,
+)
+from service.engine.table import EmbeddingTable
+
+
+def load_npy(path: str | Path, vocab_path: str | Path | None = None) -> EmbeddingTable:
+    """Load a NumPy `.npy` matrix plus a vocabulary file with one token per line."""
+    path = Path(path)
+    vectors = _read_npy(path)
+    vocab = (
+        Path(vocab_path)
+        if vocab_path
+        else first_existing(
+            path, [path.with_suffix(".vocab"), path.with_suffix(".txt")], "vocabulary"
+        )
+    )
+    tokens = read_lines(vocab)
+    check_vocabulary(vocab, len(tokens), len(vectors), path)
+    return EmbeddingTable(tokens, vectors, source=str(path))
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    require_file(path)
+    try:
+        array = np.load(path, allow_pickle=False)
+    # The header parser beneath np.load raises many types on garbled input (ValueError,
+    # SyntaxError, tokenize.TokenError, EOFError, MemoryError for an absurd shape, ...).
+    except Exception as error:
+        raise TableLoadError(path, f"not a readable .npy file: {error}") from None
+    if not isinstance(array, np.ndarray):
+        raise TableLoadError(path, "expected one .npy array, got an .npz archive")
+    if array.ndim != 2:
+        raise TableLoadError(
+            path, f"wrong shape {array.shape}: expected a 2-D (rows, width) matrix"
+        )
+    return array

@@ -1,0 +1,79 @@
+"""TensorFlow Embedding Projector tables: raw float32 `.bytes` plus a labels `.tsv`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from service.engine.errors import TableLoadError
+from service.engine.loaders.files import check_vocabulary, read_lines, require_file
+from service.engine.table import EmbeddingTable, MetadataValue
+
+
+def load_projector(
+    tensor_path: str | Path, labels_path: str | Path | None = None, width: int | None = None
+) -> EmbeddingTable:
+    """Load an Embedding Projector table: raw float32 `.bytes` plus a labels `.tsv`."""
+    tensor_path = Path(tensor_path)
+    size = require_file(tensor_path)
+    labels = Path(labels_path) if labels_path else tensor_path.with_suffix(".tsv")
+    tokens, metadata = _read_labels(labels)
+    width = _projector_width(tensor_path, size, len(tokens), width)
+    vectors = _read_float32(tensor_path).reshape(-1, width)
+    check_vocabulary(labels, len(tokens), len(vectors), tensor_path)
+    return EmbeddingTable(tokens, vectors, metadata, source=str(tensor_path))
+
+
+def _projector_width(path: Path, size: int, rows: int, width: int | None) -> int:
+    if width is not None and (width <= 0 or size % (4 * width)):
+        raise TableLoadError(path, f"{size} bytes do not divide into rows of {width} float32s")
+    if width is None and size % (4 * rows):
+        raise TableLoadError(
+            path, f"{size} bytes do not divide into {rows} rows of float32s (one per label)"
+        )
+    return width or size // (4 * rows)
+
+
+def _read_labels(path: Path) -> tuple[list[str], dict[str, list[MetadataValue]]]:
+    lines = read_lines(path)
+    # The projector's convention: only a file with several columns has a header row.
+    if "\t" not in lines[0]:
+        return lines, {}
+    header = lines[0].split("\t")
+    if len(set(header)) != len(header):
+        raise TableLoadError(path, f"line 1: duplicate column names in header {header}")
+    rows = [_label_fields(line, len(header), n, path) for n, line in enumerate(lines[1:], 2)]
+    if not rows:
+        raise TableLoadError(path, "no labels after the header row")
+    columns = list(zip(*rows, strict=True))
+    metadata = {
+        name: _parse_column(column) for name, column in zip(header[1:], columns[1:], strict=True)
+    }
+    return list(columns[0]), metadata
+
+
+def _label_fields(line: str, columns: int, number: int, path: Path) -> list[str]:
+    fields = line.split("\t")
+    if len(fields) != columns:
+        raise TableLoadError(
+            path, f"line {number}: expected {columns} tab-separated columns, found {len(fields)}"
+        )
+    return fields
+
+
+def _parse_column(values: Sequence[str]) -> list[MetadataValue]:
+    for kind in (int, float):
+        try:
+            return [kind(value) for value in values]
+        except ValueError:
+            continue
+    return list(values)
+
+
+def _read_float32(path: Path) -> np.ndarray:
+    try:
+        return np.fromfile(path, dtype="<f4")
+    except (OSError, ValueError) as error:
+        raise TableLoadError(path, f"cannot read float32 data: {error}") from None
