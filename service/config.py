@@ -6,6 +6,7 @@ Precedence, highest first: CLI flags, environment variables, the config file, th
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
@@ -100,8 +101,13 @@ class Settings(BaseSettings):
         return list(self.tables) or [default_table()]
 
 
+# The --config flag, visible to the settings sources only while load_settings builds Settings.
+_CONFIG_FLAG: ContextVar[Path | None] = ContextVar("config_flag", default=None)
+
+
 def _config_file_sources(settings_cls: type[BaseSettings]) -> list[PydanticBaseSettingsSource]:
-    path = os.environ.get(CONFIG_FILE_VARIABLE)
+    flag = _CONFIG_FLAG.get()
+    path = str(flag) if flag is not None else os.environ.get(CONFIG_FILE_VARIABLE)
     if not path:
         return []
     if not Path(path).is_file():
@@ -113,7 +119,9 @@ def _config_file_sources(settings_cls: type[BaseSettings]) -> list[PydanticBaseS
 
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
     """Settings from flags (`overrides`, None values ignored), env vars and the config file."""
-    if config_file is not None:
-        os.environ[CONFIG_FILE_VARIABLE] = str(config_file)
     given = {key: value for key, value in overrides.items() if value is not None}
-    return Settings(**given)
+    token = _CONFIG_FLAG.set(config_file)
+    try:
+        return Settings(**given)
+    finally:
+        _CONFIG_FLAG.reset(token)
