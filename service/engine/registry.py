@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from service.engine.errors import TableNotReady, UnknownTable
-from service.engine.index import SimilarityIndex
+from service.engine.index import SearchKernel, SimilarityIndex
 from service.engine.table import EmbeddingTable
 
 
@@ -34,7 +34,11 @@ class Registry:
         self._lock = threading.Lock()
 
     def load(
-        self, name: str, loader: Callable[[], EmbeddingTable], case_insensitive: bool = False
+        self,
+        name: str,
+        loader: Callable[[], EmbeddingTable],
+        case_insensitive: bool = False,
+        kernel: SearchKernel = "blas",
     ) -> ServedTable:
         """Load and index a table, then swap it in under `name` in one step."""
         started = time.perf_counter()
@@ -44,7 +48,7 @@ class Registry:
         served = ServedTable(
             name=name,
             table=table,
-            index=SimilarityIndex(table),
+            index=SimilarityIndex(table, kernel),
             case_insensitive=case_insensitive,
             loaded_at=datetime.now(UTC),
             load_seconds=time.perf_counter() - started,

@@ -7,14 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.errors import UnknownToken
-from service.engine.index import (
-    AnalogyMethod,
-    AnalogyQuery,
-    NeighborQuery,
-    Neighbors,
-    SimilarityIndex,
-    Term,
-)
+from service.engine.index import SimilarityIndex
+from service.engine.queries import AnalogyMethod, AnalogyQuery, NeighborQuery, Neighbors, Term
 from service.engine.table import EmbeddingTable
 
 Key = str | np.ndarray

@@ -10,6 +10,8 @@ from hypothesis.extra.numpy import arrays
 
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
 from service.engine.index import AnalogyQuery, NeighborQuery, SimilarityIndex, Term
+from service.engine.queries import ScoreQuery
+from service.engine.scoring import prepare_score, score
 from service.engine.table import EmbeddingTable
 from tests.conftest import SMALL_TOKENS, small_vectors
 
@@ -33,7 +35,7 @@ def test_zero_rows_are_never_neighbors(small: SimilarityIndex) -> None:
 
 def test_a_zero_row_query_is_refused(small: SimilarityIndex) -> None:
     with pytest.raises(ZeroVector, match="PAD"):
-        small.unit_rows(np.array([0]))
+        small.row_directions(np.array([0]))
     with pytest.raises(ZeroVector):
         small.neighbors([NeighborQuery(np.zeros(4, np.float32), 3)])
 
@@ -56,7 +58,7 @@ def test_vector_width_is_checked(small: SimilarityIndex) -> None:
     with pytest.raises(DimensionMismatch):
         small.neighbors([NeighborQuery(np.ones(5, np.float32), 3)])
     with pytest.raises(DimensionMismatch):
-        small.score(np.ones(3, np.float32), 3)
+        prepare_score(small, ScoreQuery(np.ones(3, np.float32), 3))
 
 
 def test_terms_that_cancel_have_no_direction(small: SimilarityIndex) -> None:
@@ -79,7 +81,8 @@ def test_cosmul_never_answers_zero_rows_or_inputs(small: SimilarityIndex) -> Non
 
 def test_score_is_the_raw_dot_product(small: SimilarityIndex) -> None:
     vector = np.arange(4, dtype=np.float32)
-    scores = small.score(vector, k=3, softmax=True, temperature=2.0, target=6)
+    query = ScoreQuery(vector, k=3, softmax=True, temperature=2.0, target=6)
+    [scores] = score(small, [prepare_score(small, query)])
     logits = small.table.vectors @ vector
     assert scores.ids.tolist() == np.argsort(-logits)[:3].tolist()
     np.testing.assert_allclose(scores.logits, np.sort(logits)[::-1][:3], rtol=1e-6)
@@ -104,7 +107,8 @@ def test_properties_of_neighbor_search(vectors: np.ndarray, k: int) -> None:
     batched = index.neighbors(queries)
     for query, result in zip(queries, batched, strict=True):
         single = index.neighbors([query])[0]
-        np.testing.assert_allclose(single.scores, result.scores, atol=1e-6)  # batch == single
+        np.testing.assert_array_equal(single.ids, result.ids)  # batch == single, exactly
+        np.testing.assert_array_equal(single.scores, result.scores)
         assert len(result.ids) <= k
         assert (np.diff(result.scores) <= 1e-6).all()  # sorted by score
         assert not set(result.ids.tolist()) & set(np.flatnonzero(index.positions < 0).tolist())

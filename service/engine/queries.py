@@ -1,0 +1,91 @@
+"""Plain query and result records passed between callers and the index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+AnalogyMethod = Literal["add", "mul"]
+
+
+@dataclass(frozen=True)
+class Neighbors:
+    """Result rows in descending score order."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+
+
+@dataclass(frozen=True)
+class Term:
+    """One analogy term: a table row (unit-normalised) or a raw vector."""
+
+    row: int | None = None
+    vector: np.ndarray | None = None
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class NeighborQuery:
+    """Top-k cosine neighbours of a direction, minus excluded rows, within the first `restrict`."""
+
+    vector: np.ndarray
+    k: int
+    exclude: frozenset[int] = field(default_factory=frozenset)
+    restrict: int | None = None
+
+
+@dataclass(frozen=True)
+class AnalogyQuery:
+    """gensim most_similar (`add`) or most_similar_cosmul (`mul`) over weighted terms."""
+
+    positive: tuple[Term, ...]
+    negative: tuple[Term, ...] = ()
+    k: int = 10
+    method: AnalogyMethod = "add"
+    exclude: frozenset[int] = field(default_factory=frozenset)
+    restrict: int | None = None
+
+    def input_rows(self) -> frozenset[int]:
+        """Rows named as terms, plus the extra exclusions: never part of the answer."""
+        terms = self.positive + self.negative
+        return frozenset(t.row for t in terms if t.row is not None) | self.exclude
+
+
+@dataclass(frozen=True)
+class CosmulQuery:
+    """A 3CosMul analogy with its terms already unit vectors (rows: positive then negative)."""
+
+    terms: np.ndarray
+    exponents: np.ndarray
+    positives: int
+    k: int
+    exclude: frozenset[int]
+    restrict: int | None
+
+
+@dataclass(frozen=True)
+class ScoreQuery:
+    """Output-layer scoring of one vector against every raw row."""
+
+    vector: np.ndarray
+    k: int
+    softmax: bool = False
+    temperature: float = 1.0
+    target: int | None = None
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Top-k rows by raw dot product, optional probabilities and the target's standing."""
+
+    ids: np.ndarray
+    logits: np.ndarray
+    probabilities: np.ndarray | None
+    log_partition: float | None
+    target_row: int = -1
+    target_rank: int | None = None
+    target_logit: float | None = None
+    target_probability: float | None = None
