@@ -80,6 +80,31 @@ class Settings(BaseSettings):
     )
     max_terms: int = Field(16, ge=1, description="Most positive + negative terms in an analogy.")
     max_exclude: int = Field(1000, ge=0, description="Most extra exclusions in one query.")
+    batching: bool = Field(
+        True,
+        description="Coalesce concurrent neighbour, analogy and scoring queries into one pass "
+        "over the table. Off: one pass per query (lower latency only when idle).",
+    )
+    batch_max_size: int = Field(
+        256, ge=1, description="Most queries in one pass; bounds a batch's latency and memory."
+    )
+    batch_max_wait_ms: float = Field(
+        0.0,
+        ge=0,
+        le=1000,
+        description="How long a batch waits to fill after its first query. 0: take whatever "
+        "queued while the previous batch ran (no added latency when idle).",
+    )
+    cache_entries: int = Field(
+        100_000,
+        ge=0,
+        description="Responses to token-keyed queries kept in the LRU result cache; 0: off.",
+    )
+    search_kernel: Literal["blas", "faiss"] = Field(
+        "blas",
+        description="How candidates are found: one BLAS matrix product per batch (measured faster "
+        "here, see BENCHMARKS.md) or FAISS's own IndexFlatIP search.",
+    )
     max_matrix_tokens: int = Field(
         256, ge=1, description="Most tokens in one similarity matrix (the answer is n x n)."
     )

@@ -64,3 +64,23 @@ def record_table(name: str, rows: int, width: int, nbytes: int) -> None:
     TABLE_ROWS.labels(name).set(rows)
     TABLE_WIDTH.labels(name).set(width)
     TABLE_BYTES.labels(name).set(nbytes)
+
+
+BATCH_SIZE = Histogram(
+    f"{PREFIX}_batch_size",
+    "Queries answered by one pass over a table, by operation.",
+    ["operation"],
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
+)
+QUEUE_SECONDS = Histogram(
+    f"{PREFIX}_batch_queue_seconds",
+    "Time a query waited for its batch to start, by operation.",
+    ["operation"],
+    buckets=LATENCY_BUCKETS,
+)
+CACHE_LOOKUPS = Counter(
+    f"{PREFIX}_cache_lookups_total",
+    "Result cache lookups by operation and result (hit or miss).",
+    ["operation", "result"],
+)
+CACHE_ENTRIES = Gauge(f"{PREFIX}_cache_entries", "Responses held in the result cache.")

@@ -39,7 +39,8 @@ def test_tables_from_an_environment_variable(monkeypatch: pytest.MonkeyPatch) ->
 def test_config_file_below_env_below_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = tmp_path / "service.toml"
     config.write_text(
-        'port = 9001\nmax_k = 20\n[[tables]]\nname = "a"\npath = "/x.npy"\ncase_insensitive = true\n'
+        "port = 9001\nmax_k = 20\n"
+        '[[tables]]\nname = "a"\npath = "/x.npy"\ncase_insensitive = true\n'
     )
     monkeypatch.setenv("EMBEDDING_SERVICE_MAX_K", "30")
     settings = load_settings(config, port=9002)

@@ -8,6 +8,7 @@ from fastapi import Depends, Request
 
 from service.config import Settings
 from service.engine.registry import Registry, ServedTable
+from service.runtime import Runtime
 
 
 def get_registry(request: Request) -> Registry:
@@ -22,7 +23,14 @@ def get_settings(request: Request) -> Settings:
     return settings
 
 
+def get_runtime(request: Request) -> Runtime:
+    """The batchers and the result cache."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
 RegistryDep = Annotated[Registry, Depends(get_registry)]
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from service import schemas
 from service.config import Settings
 from service.engine.errors import LimitExceeded, UnknownToken
-from service.engine.index import AnalogyQuery, NeighborQuery, Neighbors, Term
+from service.engine.queries import AnalogyQuery, NeighborQuery, Term
 from service.engine.registry import ServedTable
 
 
@@ -76,12 +76,11 @@ class Resolver:
         """A neighbour query; a token or id query excludes itself."""
         exclude = self.exclusions(request.exclude)
         if request.vector is not None:
-            vector = np.asarray(request.vector, dtype=np.float32)
+            vector = np.asarray(request.vector, dtype=np.float64)
         else:
             row = self.row(request.token) if request.token is not None else request.id
             assert row is not None
-            self.served.table.check_ids([row])
-            vector = self.served.index.unit_rows(np.asarray([row]))[0]
+            vector = self.served.index.row_directions(self.served.table.check_ids([row]))[0]
             exclude = exclude | {row}
         return NeighborQuery(vector, self.k(request.k), exclude, request.restrict)
 
@@ -103,15 +102,7 @@ class Resolver:
             return Term(row=self.row(term))
         if term.token is not None:
             return Term(row=self.row(term.token), weight=term.weight)
-        return Term(vector=np.asarray(term.vector, dtype=np.float32), weight=term.weight)
-
-    def neighbor_list(self, result: Neighbors) -> list[schemas.Neighbor]:
-        """Engine rows and scores as response items."""
-        tokens = self.served.table.tokens
-        return [
-            schemas.Neighbor(token=tokens[row], id=row, score=score)
-            for row, score in zip(result.ids.tolist(), result.scores.tolist(), strict=True)
-        ]
+        return Term(vector=np.asarray(term.vector, dtype=np.float64), weight=term.weight)
 
 
 def tokens_of(request: schemas.NeighborsRequest | schemas.AnalogyRequest) -> list[str]:

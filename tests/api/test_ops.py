@@ -71,7 +71,7 @@ def test_metrics_count_requests_by_route_template(client: TestClient) -> None:
     assert metric_value(text, "embedding_service_table_rows", table="minilm") == 30522
     assert metric_value(text, "embedding_service_table_width", table="minilm") == 384
     assert (
-        metric_value(text, "embedding_service_search_duration_seconds_count", operation="neighbors")
+        metric_value(text, "embedding_service_search_duration_seconds_count", operation="search")
         >= 1
     )
     assert 'le="0.0001"' in text  # sub-millisecond buckets

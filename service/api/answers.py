@@ -1,0 +1,74 @@
+"""Engine results to JSON response bytes, serialised once with orjson.
+
+Query routes return these bytes directly: the shapes match the response models declared on
+the routes (tests validate them against the models), without a second validation pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+from fastapi import Response
+
+from service.engine.queries import Neighbors, Scores
+from service.engine.table import EmbeddingTable
+
+JSON = "application/json"
+
+
+def json_response(body: bytes) -> Response:
+    """A 200 response carrying already serialised JSON."""
+    return Response(content=body, media_type=JSON)
+
+
+def dumps(payload: Any) -> bytes:
+    """Serialise a response payload."""
+    return orjson.dumps(payload)
+
+
+def neighbor_list(table: EmbeddingTable, result: Neighbors) -> list[dict[str, Any]]:
+    """[{"token", "id", "score"}, ...] for one engine result."""
+    tokens = table.tokens
+    return [
+        {"token": tokens[row], "id": row, "score": score}
+        for row, score in zip(result.ids.tolist(), result.scores.tolist(), strict=True)
+    ]
+
+
+def neighbors_body(
+    table: EmbeddingTable, results: Sequence[Neighbors], matched: dict[str, str], batch: bool
+) -> bytes:
+    """The neighbours (or batch) response body."""
+    if batch:
+        lists = [{"neighbors": neighbor_list(table, result)} for result in results]
+        return dumps({"matched": matched, "results": lists})
+    return dumps({"matched": matched, "neighbors": neighbor_list(table, results[0])})
+
+
+def scores_body(table: EmbeddingTable, scores: Scores, matched: dict[str, str]) -> bytes:
+    """The output-scoring response body."""
+    tokens = table.tokens
+    probabilities = scores.probabilities.tolist() if scores.probabilities is not None else None
+    top = []
+    for i, (row, logit) in enumerate(zip(scores.ids.tolist(), scores.logits.tolist(), strict=True)):
+        entry: dict[str, Any] = {"token": tokens[row], "id": row, "logit": logit}
+        if probabilities is not None:
+            entry["probability"] = probabilities[i]
+        top.append(entry)
+    payload: dict[str, Any] = {"matched": matched, "top": top}
+    if scores.log_partition is not None:
+        payload["log_partition"] = scores.log_partition
+    if scores.target_rank is not None:
+        payload["target"] = _target(table, scores)
+    return dumps(payload)
+
+
+def _target(table: EmbeddingTable, scores: Scores) -> dict[str, Any]:
+    target: dict[str, Any] = {"logit": scores.target_logit, "rank": scores.target_rank}
+    row = scores.target_row
+    target.update(token=table.tokens[row], id=row)
+    if scores.target_probability is not None:
+        target["probability"] = scores.target_probability
+    return target

@@ -1,0 +1,121 @@
+"""Request batching: concurrent queries are coalesced into one pass over the table.
+
+One exact query is a full scan of the table; a batch of queries is one matrix product, which
+uses the machine's arithmetic instead of waiting on memory. A Batcher collects what arrives
+while the previous batch computes (plus an optional short wait), runs `compute` on its own
+worker thread, and hands each caller its own result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+
+from service.metrics import BATCH_SIZE, QUEUE_SECONDS, SEARCH_SECONDS
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How batches form: at most `max_size` items, waiting at most `max_wait` seconds to fill."""
+
+    enabled: bool = True
+    max_size: int = 256
+    max_wait: float = 0.0
+
+
+class Batcher(Generic[Item, Result]):
+    """Runs `compute(items) -> results` (same order, same length) over coalesced submissions."""
+
+    def __init__(
+        self,
+        operation: str,
+        compute: Callable[[Sequence[Item]], list[Result]],
+        settings: BatchSettings,
+    ) -> None:
+        self.operation = operation
+        self.compute = compute
+        self.settings = settings
+        self._queue: asyncio.Queue[tuple[Item, asyncio.Future[Result], float]] = asyncio.Queue()
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=operation)
+        self._worker: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start collecting batches on the running event loop."""
+        if self.settings.enabled and self._worker is None:
+            self._worker = asyncio.get_running_loop().create_task(self._run())
+
+    async def close(self) -> None:
+        """Stop the worker; queued callers get an error rather than waiting forever."""
+        if self._worker is not None:
+            self._worker.cancel()
+            await asyncio.gather(self._worker, return_exceptions=True)
+            self._worker = None
+        while not self._queue.empty():
+            _, future, _ = self._queue.get_nowait()
+            future.cancel()
+        self._executor.shutdown(wait=False)
+
+    async def submit(self, item: Item) -> Result:
+        """The result for one item, computed alone (batching off) or within a batch."""
+        if not self.settings.enabled:
+            return (await run_in_threadpool(self._timed_compute, [item]))[0]
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((item, future, time.perf_counter()))
+        return await future
+
+    async def submit_many(self, items: Sequence[Item]) -> list[Result]:
+        """Results for several items (one request's batch), in order."""
+        return list(await asyncio.gather(*(self.submit(item) for item in items)))
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = await self._collect()
+            now = time.perf_counter()
+            for _, _, queued in batch:
+                QUEUE_SECONDS.labels(self.operation).observe(now - queued)
+            try:
+                items = [item for item, _, _ in batch]
+                results = await loop.run_in_executor(self._executor, self._timed_compute, items)
+            except Exception as error:
+                for _, future, _ in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
+            for (_, future, _), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+
+    async def _collect(self) -> list[tuple[Item, asyncio.Future[Result], float]]:
+        """Wait for one item, then take what is queued, waiting up to max_wait for more."""
+        batch = [await self._queue.get()]
+        deadline = time.perf_counter() + self.settings.max_wait
+        while len(batch) < self.settings.max_size:
+            if not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+                continue
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                break
+            try:
+                batch.append(await asyncio.wait_for(self._queue.get(), remaining))
+            except TimeoutError:
+                break
+        return batch
+
+    def _timed_compute(self, items: Sequence[Item]) -> list[Result]:
+        started = time.perf_counter()
+        try:
+            return self.compute(items)
+        finally:
+            SEARCH_SECONDS.labels(self.operation).observe(time.perf_counter() - started)
+            BATCH_SIZE.labels(self.operation).observe(len(items))

@@ -1,0 +1,100 @@
+"""Batching and caching through the real app: every caller gets the answer it gets alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from service.config import Settings
+from service.engine.table import EmbeddingTable
+from service.main import create_app
+from tests.api.test_ops import metric_value
+
+MINILM = "/v1/tables/minilm"
+
+
+@pytest.fixture(scope="module")
+def unbatched(settings: Settings) -> Iterator[TestClient]:
+    """The same tables with batching and the cache off: one search per request."""
+    plain = settings.model_copy(update={"batching": False, "cache_entries": 0})
+    with TestClient(create_app(plain)) as test_client:
+        yield test_client
+
+
+def concurrently(client: TestClient, path: str, bodies: list[dict]) -> list[dict]:
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        return list(pool.map(lambda body: client.post(path, json=body).json(), bodies))
+
+
+def test_concurrent_vector_queries_equal_single_queries(client, unbatched, minilm) -> None:
+    rng = np.random.default_rng(11)
+    bodies = [{"vector": rng.normal(size=minilm.width).tolist(), "k": 5} for _ in range(48)]
+    batched = concurrently(client, f"{MINILM}/neighbors", bodies)
+    alone = [unbatched.post(f"{MINILM}/neighbors", json=body).json() for body in bodies]
+    assert batched == alone
+
+
+def test_concurrent_analogies_equal_single_queries(client, unbatched, minilm) -> None:
+    rng = np.random.default_rng(12)
+    bodies = []
+    for method in ("add", "mul"):
+        for rows in rng.choice(minilm.rows, size=(16, 3)):
+            a, b, c = (minilm.tokens[int(r)] for r in rows)
+            bodies.append({"positive": [b, c], "negative": [a], "k": 4, "method": method})
+    assert concurrently(client, f"{MINILM}/analogy", bodies) == [
+        unbatched.post(f"{MINILM}/analogy", json=body).json() for body in bodies
+    ]
+
+
+def test_concurrent_scores_equal_single_queries(client, unbatched, minilm) -> None:
+    rng = np.random.default_rng(13)
+    bodies = [
+        {"vector": rng.normal(size=minilm.width).tolist(), "k": 3, "softmax": True, "target": "the"}
+        for _ in range(24)
+    ]
+    batched = concurrently(client, f"{MINILM}/score", bodies)
+    for got, body in zip(batched, bodies, strict=True):
+        alone = unbatched.post(f"{MINILM}/score", json=body).json()
+        assert [t["id"] for t in got["top"]] == [t["id"] for t in alone["top"]]
+        assert [t["logit"] for t in got["top"]] == [t["logit"] for t in alone["top"]]
+        assert got["target"]["rank"] == alone["target"]["rank"]
+        # The normaliser sums every logit of one matrix product; only its last bits may differ.
+        assert got["log_partition"] == pytest.approx(alone["log_partition"], rel=1e-6)
+
+
+def lookups(client: TestClient, result: str) -> float:
+    text = client.get("/metrics").text
+    return metric_value(
+        text, "embedding_service_cache_lookups_total", operation="neighbors", result=result
+    )
+
+
+def test_token_queries_are_cached_and_vector_queries_are_not(client, unbatched) -> None:
+    body = {"token": "paris", "k": 6, "restrict": 20000}
+    hits, misses = lookups(client, "hit"), lookups(client, "miss")
+    first = client.post(f"{MINILM}/neighbors", json=body)
+    second = client.post(f"{MINILM}/neighbors", json=body)
+    assert first.content == second.content
+    assert second.json() == unbatched.post(f"{MINILM}/neighbors", json=body).json()
+    assert (lookups(client, "hit"), lookups(client, "miss")) == (hits + 1, misses + 1)
+    client.post(f"{MINILM}/neighbors", json={"vector": [0.5] * 384})
+    assert (lookups(client, "hit"), lookups(client, "miss")) == (hits + 1, misses + 1)
+
+
+def test_errors_are_not_cached(client) -> None:
+    body = {"token": "paris", "exclude": ["nosuchtokenz"]}
+    for _ in range(2):
+        assert client.post(f"{MINILM}/neighbors", json=body).status_code == 404
+
+
+def test_the_cache_stays_bounded(settings: Settings, minilm: EmbeddingTable) -> None:
+    small_cache = settings.model_copy(update={"cache_entries": 3})
+    with TestClient(create_app(small_cache)) as client:
+        for token in ["king", "queen", "paris", "berlin", "apple"]:
+            client.post(f"{MINILM}/neighbors", json={"token": token, "k": 2})
+        entries = metric_value(client.get("/metrics").text, "embedding_service_cache_entries")
+        assert entries == 3

@@ -1,0 +1,42 @@
+"""Routes serialise with orjson directly; every answer must still match its declared model."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from pydantic import BaseModel
+
+from service import schemas
+
+MINILM = "/v1/tables/minilm"
+VECTOR = [0.25] * 384
+BATCH = schemas.NeighborsBatchResponse
+
+CASES = [
+    ("lookup", {"tokens": ["king"]}, schemas.LookupResponse),
+    ("lookup", {"ids": [5], "include_vector": False}, schemas.LookupResponse),
+    ("neighbors", {"token": "king"}, schemas.NeighborsResponse),
+    ("neighbors", {"vector": VECTOR, "k": 3}, schemas.NeighborsResponse),
+    ("neighbors", {"queries": [{"id": 7}, {"token": "queen"}]}, schemas.NeighborsBatchResponse),
+    ("analogy", {"positive": ["king", "woman"], "negative": ["man"]}, schemas.NeighborsResponse),
+    (
+        "analogy",
+        {"queries": [{"positive": ["a"], "method": "mul"}]},
+        schemas.NeighborsBatchResponse,
+    ),
+    ("similarity", {"pairs": [["king", "queen"]]}, schemas.SimilarityResponse),
+    ("similarity", {"tokens": ["king", "queen"]}, schemas.SimilarityResponse),
+    ("score", {"vector": VECTOR, "k": 2}, schemas.ScoreResponse),
+    ("score", {"vector": VECTOR, "softmax": True, "target": "king"}, schemas.ScoreResponse),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "model"), CASES)
+def test_answers_match_their_models(
+    client: TestClient, path: str, body: dict, model: type[BaseModel]
+) -> None:
+    response = client.post(f"{MINILM}/{path}", json=body)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    parsed = model.model_validate(response.json())
+    assert parsed.model_dump(mode="json", exclude_none=True) == response.json()

@@ -1,0 +1,111 @@
+"""The Batcher: coalescing, per-caller results, errors, limits, and the off switch."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+
+from service.batching import Batcher, BatchSettings
+
+
+class Recorder:
+    """A compute function that doubles items, records batch sizes and can be held back."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[int]] = []
+        self.release = threading.Event()
+        self.release.set()
+
+    def __call__(self, items: Sequence[int]) -> list[int]:
+        self.release.wait(timeout=5)
+        self.batches.append(list(items))
+        if any(item < 0 for item in items):
+            raise ValueError("negative item")
+        return [item * 2 for item in items]
+
+
+async def run_held(recorder: Recorder, batcher: Batcher[int, int], items: list[int]) -> list:
+    """Submit `items` while the first batch is held, so the rest queue up behind it."""
+    batcher.start()
+    recorder.release.clear()
+    first = asyncio.ensure_future(batcher.submit(items[0]))
+    await asyncio.sleep(0.05)
+    rest = [asyncio.ensure_future(batcher.submit(item)) for item in items[1:]]
+    await asyncio.sleep(0.05)
+    recorder.release.set()
+    return await asyncio.gather(first, *rest, return_exceptions=True)
+
+
+def held(recorder: Recorder, batcher: Batcher[int, int], items: list[int]) -> list:
+    """run_held, then close the batcher."""
+
+    async def scenario() -> list:
+        results = await run_held(recorder, batcher, items)
+        await batcher.close()
+        return results
+
+    return asyncio.run(scenario())
+
+
+def test_concurrent_items_share_a_batch_and_get_their_own_results() -> None:
+    recorder = Recorder()
+    batcher = Batcher("test", recorder, BatchSettings(max_size=100))
+    results = held(recorder, batcher, list(range(10)))
+    assert results == [item * 2 for item in range(10)]
+    assert recorder.batches == [[0], list(range(1, 10))]
+
+
+def test_batches_never_exceed_the_maximum_size() -> None:
+    recorder = Recorder()
+    batcher = Batcher("test", recorder, BatchSettings(max_size=4))
+    results = held(recorder, batcher, list(range(11)))
+    assert results == [item * 2 for item in range(11)]
+    assert [len(batch) for batch in recorder.batches] == [1, 4, 4, 2]
+
+
+def test_a_failing_batch_fails_its_callers_and_the_batcher_keeps_serving() -> None:
+    recorder = Recorder()
+    batcher = Batcher("test", recorder, BatchSettings(max_size=100))
+
+    async def scenario() -> tuple[list, int]:
+        failed = await run_held(recorder, batcher, [1, -1, 2])
+        after = await batcher.submit(5)
+        await batcher.close()
+        return failed, after
+
+    failed, after = asyncio.run(scenario())
+    assert failed[0] == 2
+    assert all(isinstance(result, ValueError) for result in failed[1:])
+    assert after == 10
+
+
+def test_a_wait_collects_items_that_arrive_later() -> None:
+    recorder = Recorder()
+    batcher = Batcher("test", recorder, BatchSettings(max_size=100, max_wait=0.2))
+
+    async def scenario() -> list[int]:
+        batcher.start()
+        first = asyncio.ensure_future(batcher.submit(1))
+        await asyncio.sleep(0.02)
+        second = asyncio.ensure_future(batcher.submit(2))
+        results = list(await asyncio.gather(first, second))
+        await batcher.close()
+        return results
+
+    assert asyncio.run(scenario()) == [2, 4]
+    assert recorder.batches == [[1, 2]]
+
+
+def test_batching_off_computes_each_item_alone() -> None:
+    recorder = Recorder()
+    batcher = Batcher("test", recorder, BatchSettings(enabled=False))
+
+    async def scenario() -> list[int]:
+        batcher.start()
+        results = await batcher.submit_many([1, 2, 3])
+        await batcher.close()
+        return results
+
+    assert asyncio.run(scenario()) == [2, 4, 6]
+    assert sorted(recorder.batches) == [[1], [2], [3]]
