@@ -15,8 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from starlette.concurrency import run_in_threadpool
-
 from service.metrics import BATCH_SIZE, QUEUE_SECONDS, SEARCH_SECONDS
 
 Item = TypeVar("Item")
@@ -25,7 +23,11 @@ Result = TypeVar("Result")
 
 @dataclass(frozen=True)
 class BatchSettings:
-    """How batches form: at most `max_size` items, waiting at most `max_wait` seconds to fill."""
+    """How batches form: at most `max_size` items, waiting at most `max_wait` seconds to fill.
+
+    Disabled, every item is computed alone, one after another on the same worker thread: the
+    service still never runs more searches at once than the machine has room for.
+    """
 
     enabled: bool = True
     max_size: int = 256
@@ -50,7 +52,7 @@ class Batcher(Generic[Item, Result]):
 
     def start(self) -> None:
         """Start collecting batches on the running event loop."""
-        if self.settings.enabled and self._worker is None:
+        if self._worker is None:
             self._worker = asyncio.get_running_loop().create_task(self._run())
 
     async def close(self) -> None:
@@ -66,8 +68,6 @@ class Batcher(Generic[Item, Result]):
 
     async def submit(self, item: Item) -> Result:
         """The result for one item, computed alone (batching off) or within a batch."""
-        if not self.settings.enabled:
-            return (await run_in_threadpool(self._timed_compute, [item]))[0]
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait((item, future, time.perf_counter()))
         return await future
@@ -98,6 +98,8 @@ class Batcher(Generic[Item, Result]):
     async def _collect(self) -> list[tuple[Item, asyncio.Future[Result], float]]:
         """Wait for one item, then take what is queued, waiting up to max_wait for more."""
         batch = [await self._queue.get()]
+        if not self.settings.enabled:
+            return batch
         deadline = time.perf_counter() + self.settings.max_wait
         while len(batch) < self.settings.max_size:
             if not self._queue.empty():

@@ -92,7 +92,13 @@ def serve(args: argparse.Namespace) -> int:
     )
     registry = load_registry(settings)
     app = create_app(settings, registry)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=settings.log_level)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+    )
     return 0
 
 

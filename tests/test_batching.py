@@ -108,4 +108,4 @@ def test_batching_off_computes_each_item_alone() -> None:
         return results
 
     assert asyncio.run(scenario()) == [2, 4, 6]
-    assert sorted(recorder.batches) == [[1], [2], [3]]
+    assert recorder.batches == [[1], [2], [3]]

@@ -57,9 +57,11 @@ async def _engine_error(request: Request, error: Exception) -> JSONResponse:
 
 async def _validation_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
+    for problem in error.errors():
+        if problem.get("type") == "json_invalid":
+            reason = (problem.get("ctx") or {}).get("error", "decode error")
+            return error_response(400, "MalformedJSON", f"request body is not valid JSON: {reason}")
     problems = [_describe(problem) for problem in error.errors()]
-    if any(problem["type"] == "json_invalid" for problem in problems):
-        return error_response(400, "MalformedJSON", "request body is not valid JSON")
     summary = "; ".join(f"{'.'.join(map(str, p['loc']))}: {p['msg']}" for p in problems[:5])
     return error_response(422, "ValidationError", summary, errors=problems)
 

@@ -11,12 +11,13 @@ from service import schemas
 from service.api.answers import json_response, neighbors_body
 from service.api.deps import RuntimeDep, SettingsDep, TableDep
 from service.api.resolve import Resolver, tokens_of
+from service.api.routing import OrjsonRoute
 from service.config import Settings
 from service.engine.index import Prepared
 from service.engine.registry import ServedTable
 from service.runtime import Runtime
 
-router = APIRouter(prefix="/v1/tables/{table}", tags=["search"])
+router = APIRouter(prefix="/v1/tables/{table}", tags=["search"], route_class=OrjsonRoute)
 
 RESPONSES = schemas.NeighborsResponse | schemas.NeighborsBatchResponse
 

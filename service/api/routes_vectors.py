@@ -11,12 +11,13 @@ from service import schemas
 from service.api.answers import dumps, json_response, scores_body
 from service.api.deps import RuntimeDep, SettingsDep, TableDep
 from service.api.resolve import Resolver
+from service.api.routing import OrjsonRoute
 from service.engine.queries import ScoreQuery
 from service.engine.registry import ServedTable
 from service.engine.scoring import prepare_score
 from service.metrics import timed
 
-router = APIRouter(prefix="/v1/tables/{table}", tags=["vectors"])
+router = APIRouter(prefix="/v1/tables/{table}", tags=["vectors"], route_class=OrjsonRoute)
 
 
 @router.post("/lookup", response_model=schemas.LookupResponse)

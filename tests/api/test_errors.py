@@ -64,10 +64,16 @@ def test_bad_requests(client: TestClient, path, body, status, error_type) -> Non
 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])
 def test_non_finite_numbers_are_refused(client: TestClient, literal: bytes) -> None:
+    # Python's json would accept these; they are not JSON, and a vector must be finite.
     body = b'{"vector": [' + b", ".join([b"0.5"] * 383 + [literal]) + b"]}"
     response = client.post(
         f"{MINILM}/neighbors", content=body, headers={"content-type": "application/json"}
     )
+    assert_envelope(response, 400, "MalformedJSON")
+
+
+def test_finite_numbers_beyond_the_component_limit_are_refused(client: TestClient) -> None:
+    response = client.post(f"{MINILM}/neighbors", json={"vector": [0.5] * 383 + [1e300]})
     assert_envelope(response, 422, "ValidationError")
 
 
