@@ -34,6 +34,16 @@ def queries_per_second(
     return done / (time.perf_counter() - started)
 
 
+def blas_description() -> str:
+    """The BLAS libraries numpy and FAISS run on, with their kernels and thread counts."""
+    from threadpoolctl import threadpool_info
+
+    return ", ".join(
+        f"{pool['internal_api']} {pool.get('architecture') or ''} x{pool['num_threads']}".strip()
+        for pool in threadpool_info()
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=3.0, help="time per configuration")
@@ -46,8 +56,8 @@ def main() -> None:
     command = ["python", "-m", "benchmarks.engine_throughput", *sys.argv[1:]]
     print(f"command: {' '.join(command)}")
     print(
-        f"machine: {os.cpu_count()} cores, {platform.machine()}, faiss {faiss.__version__}, "
-        f"{faiss.omp_get_max_threads()} OpenMP threads"
+        f"machine: {os.cpu_count()} cores, {platform.machine()}, faiss {faiss.__version__}; "
+        f"{blas_description()}"
     )
     print(f"table: {index.table.rows} x {index.table.width}")
     print(f"{'batch':>6} {'queries/s':>11} {'vs batch 1':>11}")

@@ -1,0 +1,56 @@
+"""Start the real service as a subprocess on a free port and wait until it is ready."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+START_TIMEOUT = 60
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def running_server(env: Mapping[str, str] | None = None, *args: str) -> Iterator[str]:
+    """`python -m service serve` with extra env/args; yields its base URL, stops it after."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--port", str(port), *args],
+        env={**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning", **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_ready(base, process)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:
+    """Poll /readyz until 200; fail with the server's stderr if it exits first."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {process.communicate()[1]}")
+        try:
+            with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"server not ready within {START_TIMEOUT}s")

@@ -1,0 +1,71 @@
+"""Realistic request bodies for the hot path, shared by Locust and the wrk benchmarks.
+
+- Tokens are drawn Zipf-like over the vocabulary's whole-word entries, as real traffic asks
+  for common words far more often than rare ones.
+- Raw vectors are all distinct (Gaussian), so no cache can help.
+- Analogies are questions from the Google analogy set shipped in gensim's test data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from service.config import default_table
+from service.engine.loaders import load_table
+from service.engine.table import EmbeddingTable
+
+ZIPF_EXPONENT = 1.1
+# BERT's vocabulary puts [PAD], [unusedN] and single characters before the whole words.
+FIRST_WORD_ROW = 1996
+
+
+def default_vocabulary() -> EmbeddingTable:
+    """The default table, loaded the way the service loads it."""
+    spec = default_table()
+    return load_table(spec.path, spec.format)
+
+
+def zipf_tokens(table: EmbeddingTable, count: int, seed: int = 0) -> list[str]:
+    """`count` tokens with P(rank r) proportional to 1 / r^1.1 over whole-word rows."""
+    words = [t for t in table.tokens[FIRST_WORD_ROW:] if t.isalpha()]
+    weights = 1.0 / np.arange(1, len(words) + 1) ** ZIPF_EXPONENT
+    rng = np.random.default_rng(seed)
+    picks = rng.choice(len(words), size=count, p=weights / weights.sum())
+    return [words[i] for i in picks]
+
+
+def random_vectors(width: int, count: int, seed: int = 1) -> np.ndarray:
+    """`count` distinct Gaussian vectors."""
+    return np.random.default_rng(seed).normal(size=(count, width)).astype(np.float32)
+
+
+def google_analogies(table: EmbeddingTable) -> list[tuple[str, str, str, str]]:
+    """Questions a:b :: c:d from gensim's questions-words.txt, lower-cased, all in the table."""
+    from gensim.test.utils import datapath
+
+    questions = []
+    for line in Path(datapath("questions-words.txt")).read_text().splitlines():
+        words = line.lower().split()
+        if line.startswith(":") or len(words) != 4:
+            continue
+        if all(word in table.token_to_id for word in words):
+            questions.append((words[0], words[1], words[2], words[3]))
+    return questions
+
+
+def neighbor_bodies(tokens: list[str], k: int = 10) -> list[str]:
+    """JSON bodies for neighbours-by-token requests."""
+    return [json.dumps({"token": token, "k": k}) for token in tokens]
+
+
+def vector_bodies(vectors: np.ndarray, k: int = 10) -> list[str]:
+    """JSON bodies for neighbours-by-vector requests."""
+    return [json.dumps({"vector": vector.tolist(), "k": k}) for vector in vectors]
+
+
+def analogy_bodies(questions: list[tuple[str, str, str, str]], k: int = 10) -> list[str]:
+    """JSON bodies for b - a + c analogy requests."""
+    return [json.dumps({"positive": [b, c], "negative": [a], "k": k}) for a, b, c, _ in questions]
