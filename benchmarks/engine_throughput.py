@@ -24,7 +24,7 @@ def queries_per_second(
     index: SimilarityIndex, rows: np.ndarray, batch: int, seconds: float
 ) -> float:
     """Neighbour queries (k=10, query token excluded) answered per second in batches of `batch`."""
-    queries = [NeighborQuery(index.unit[r], 10, frozenset({int(r)})) for r in rows]
+    queries = [NeighborQuery(index.table.vectors[r], 10, frozenset({int(r)})) for r in rows]
     done, started, position = 0, time.perf_counter(), 0
     while time.perf_counter() - started < seconds:
         chunk = queries[position : position + batch]

@@ -1,10 +1,11 @@
-"""The search: L2-normalised rows in a FAISS IndexFlatIP, exact top-k cosine, analogies.
+"""The search: L2-normalised rows, exact top-k cosine neighbours and analogies.
 
 Zero rows (padding) have no direction, so they are left out of the index: they never appear as
 cosine neighbours, and using one as a query raises ZeroVector.
 
 A search runs in two steps. Candidates come from one pass over the float32 unit rows for the
-whole batch (a BLAS matrix product, or FAISS's own scan); then each query's few candidates are
+whole batch (kernels.py: a BLAS matrix product, or FAISS's IndexFlatIP); then each query's few
+candidates are
 rescored in float64 from the raw rows. The reported scores are therefore the true cosines, and
 a query's answer is the same whether it ran alone or in a batch of any size.
 """
@@ -13,12 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Literal
 
-import faiss
 import numpy as np
 
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
+from service.engine.kernels import KernelName, make_kernel
 from service.engine.queries import (
     AnalogyMethod,
     AnalogyQuery,
@@ -37,37 +37,36 @@ __all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "Simil
 RESCORE_MARGIN = 4
 # gensim's most_similar_cosmul adds this to the denominator to avoid dividing by zero.
 COSMUL_EPSILON = 1e-6
+# Relative slack for 3CosMul candidates, far above the float32 error of its factors.
+COSMUL_SLACK = 1e-4
 
-SearchKernel = Literal["blas", "faiss"]
+SearchKernel = KernelName
 Prepared = NeighborQuery | CosmulQuery
 
 
 class SimilarityIndex:
     """Exact cosine search over one table's unit-normalised non-zero rows."""
 
-    kind = "IndexFlatIP"
-
-    def __init__(self, table: EmbeddingTable, kernel: SearchKernel = "blas") -> None:
+    def __init__(self, table: EmbeddingTable, kernel: KernelName = "blas") -> None:
         self.table = table
-        self.kernel = kernel
         vectors = table.vectors
         self.norms64 = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
         self.indexed_rows = np.flatnonzero(self.norms64 > 0).astype(np.int64)
         self.positions = np.full(table.rows, -1, dtype=np.int64)
         self.positions[self.indexed_rows] = np.arange(self.indexed_rows.size)
         norms = self.norms64[self.indexed_rows, None].astype(np.float32)
-        self.faiss_index = faiss.IndexFlatIP(table.width)
-        self.faiss_index.add(np.ascontiguousarray(vectors[self.indexed_rows] / norms))
-        # A read-only view of FAISS's own copy, so the unit rows are held once.
-        size = self.faiss_index.ntotal * table.width
-        self.unit = faiss.rev_swig_ptr(self.faiss_index.get_xb(), size).reshape(-1, table.width)
-        self.unit.flags.writeable = False
+        self.kernel = make_kernel(kernel, vectors[self.indexed_rows] / norms)
+
+    @property
+    def kind(self) -> str:
+        """How the unit rows are held and searched."""
+        return self.kernel.description
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the raw rows, the normalised index and the row maps."""
+        """Bytes held by the raw rows, the unit rows and the row maps."""
         extras = self.indexed_rows.nbytes + self.positions.nbytes + self.norms64.nbytes
-        return self.table.vectors.nbytes + self.unit.nbytes + extras
+        return self.table.vectors.nbytes + self.kernel.nbytes + extras
 
     @property
     def zero_rows(self) -> int:
@@ -99,9 +98,14 @@ class SimilarityIndex:
         return self.table.vectors[rows].astype(np.float64) / self.norms64[rows, None]
 
     def cosines(self, rows: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        """Exact cosines of raw `rows` with unit `directions` (one per column), in float64."""
+        """Cosines of raw `rows` (axis 0) with unit `directions` (axis 1), in float64.
+
+        Each dot product is summed on its own (not by a matrix product whose blocking depends on
+        how many rows there are), so a row's score never depends on the other candidates.
+        """
         raw = self.table.vectors[rows].astype(np.float64)
-        return (raw @ directions.T) / self.norms64[rows, None]
+        dots = np.sum(raw[:, None, :] * directions[None, :, :], axis=2)
+        return dots / self.norms64[rows, None]
 
     def prepare(self, query: NeighborQuery) -> NeighborQuery:
         """Validate a neighbour query and make its vector a unit direction."""
@@ -158,7 +162,7 @@ class SimilarityIndex:
     def searchable(self, restrict: int | None) -> int:
         """How many index positions lie within the first `restrict` table rows."""
         if restrict is None:
-            return int(self.faiss_index.ntotal)
+            return int(self.indexed_rows.size)
         return int(np.searchsorted(self.indexed_rows, restrict))
 
     def _search(self, queries: Sequence[NeighborQuery], restrict: int | None) -> list[Neighbors]:
@@ -167,22 +171,13 @@ class SimilarityIndex:
         if depth == 0:
             return [_empty() for _ in queries]
         directions = np.stack([q.vector for q in queries]).astype(np.float32)
-        positions = self._candidates(directions, depth, searchable)
+        positions = self.kernel.candidates(directions, depth, searchable)
         return [self._rescore(q, p) for q, p in zip(queries, positions, strict=True)]
-
-    def _candidates(self, directions: np.ndarray, depth: int, searchable: int) -> np.ndarray:
-        """Index positions of each direction's `depth` best rows (unordered; -1 pads)."""
-        if self.kernel == "faiss":
-            params = None
-            if searchable < self.faiss_index.ntotal:
-                params = faiss.SearchParameters(sel=faiss.IDSelectorRange(0, searchable))  # type: ignore[call-arg]
-            return self.faiss_index.search(directions, depth, params=params)[1]
-        return candidate_rows(directions @ self.unit[:searchable].T, depth)
 
     def _rescore(self, query: NeighborQuery, positions: np.ndarray) -> Neighbors:
         ids = self.indexed_rows[positions[positions >= 0]]
         if query.exclude:
-            ids = ids[~np.isin(ids, np.fromiter(query.exclude, dtype=np.int64))]
+            ids = ids[[row not in query.exclude for row in ids.tolist()]]
         scores = self.cosines(ids, query.vector[None, :])[:, 0]
         order = np.lexsort((ids, -scores))[: query.k]
         return Neighbors(ids=ids[order], scores=scores[order])
@@ -228,7 +223,7 @@ class SimilarityIndex:
     def _cosmul(self, queries: Sequence[CosmulQuery]) -> list[Neighbors]:
         """Levy & Goldberg's 3CosMul with gensim's shift of cosines to [0, 1]."""
         terms = np.concatenate([q.terms for q in queries]).astype(np.float32)
-        cosines = self.unit @ terms.T
+        cosines = self.kernel.scores(terms, self.searchable(None)).T
         results, start = [], 0
         for query in queries:
             columns = cosines[:, start : start + len(query.terms)]
@@ -242,7 +237,9 @@ class SimilarityIndex:
         ids = self.indexed_rows[:searchable]
         objective[np.isin(ids, np.fromiter(query.exclude, dtype=np.int64))] = -np.inf
         depth = min(query.k + RESCORE_MARGIN, searchable)
-        candidates = candidate_rows(objective[None, :], depth)[0] if depth else ids[:0]
+        # The objective is a product of float32-derived factors; keep near-ties for rescoring.
+        slack = COSMUL_SLACK * np.abs(objective).max(initial=0.0)
+        candidates = candidate_rows(objective[None, :], depth, slack)[0] if depth else ids[:0]
         candidates = candidates[objective[candidates] > -np.inf]
         exact = cosmul_objective(self.cosines(ids[candidates], query.terms), query)
         order = np.lexsort((ids[candidates], -exact))[: query.k]

@@ -13,6 +13,7 @@ import numpy as np
 from service.engine.errors import InvalidQuery
 from service.engine.index import RESCORE_MARGIN, SimilarityIndex
 from service.engine.queries import ScoreQuery, Scores
+from service.engine.kernels import float32_dot_error
 from service.engine.topk import candidate_rows
 
 
@@ -40,7 +41,10 @@ def score(index: SimilarityIndex, queries: Sequence[ScoreQuery]) -> list[Scores]
 
 def _score_one(index: SimilarityIndex, query: ScoreQuery, logits: np.ndarray) -> Scores:
     depth = min(query.k + RESCORE_MARGIN, logits.size)
-    candidates = candidate_rows(logits[None, :], depth)[0]
+    table = index.table
+    scale = float(np.linalg.norm(query.vector)) * float(index.norms64.max())
+    slack = float32_dot_error(table.width, scale)
+    candidates = candidate_rows(logits[None, :], depth, slack)[0]
     exact = _exact_logits(index, candidates, query.vector)
     order = np.lexsort((candidates, -exact))[: query.k]
     top, top_logits = candidates[order].astype(np.int64), exact[order]
@@ -55,7 +59,9 @@ def _score_one(index: SimilarityIndex, query: ScoreQuery, logits: np.ndarray) ->
 
 
 def _exact_logits(index: SimilarityIndex, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    return index.table.vectors[rows].astype(np.float64) @ vector.astype(np.float64)
+    """float64 logits, each summed on its own so it never depends on the other candidates."""
+    raw = index.table.vectors[rows].astype(np.float64)
+    return np.sum(raw * vector.astype(np.float64), axis=1)
 
 
 def _log_partition(logits: np.ndarray, temperature: float) -> float:

@@ -16,7 +16,7 @@ def test_table_list_and_info(client: TestClient) -> None:
     assert [t["name"] for t in tables] == ["minilm", "small"]
     info = client.get("/v1/tables/minilm").json()
     assert (info["rows"], info["width"], info["parameters"]) == (30522, 384, 30522 * 384)
-    assert info["index_type"] == "IndexFlatIP"
+    assert info["index_type"] == "exact inner product, BLAS matrix product"
     assert info["bytes"] >= 2 * 30522 * 384 * 4  # raw rows + normalised index
     assert info["zero_rows"] == 0
     assert info["source"].endswith("model")

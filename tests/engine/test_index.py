@@ -113,3 +113,14 @@ def test_properties_of_neighbor_search(vectors: np.ndarray, k: int) -> None:
         assert (np.diff(result.scores) <= 1e-6).all()  # sorted by score
         assert not set(result.ids.tolist()) & set(np.flatnonzero(index.positions < 0).tolist())
         assert result.scores[0] == pytest.approx(1.0, abs=1e-5)  # a stored row is its own top-1
+
+
+def test_both_kernels_give_the_same_answers(minilm: EmbeddingTable) -> None:
+    blas, faiss = SimilarityIndex(minilm, "blas"), SimilarityIndex(minilm, "faiss")
+    rng = np.random.default_rng(3)
+    queries = [NeighborQuery(rng.normal(size=minilm.width), 10) for _ in range(40)]
+    queries += [NeighborQuery(rng.normal(size=minilm.width), 5, restrict=3000) for _ in range(10)]
+    for ours, theirs in zip(blas.neighbors(queries), faiss.neighbors(queries), strict=True):
+        np.testing.assert_array_equal(ours.ids, theirs.ids)
+        np.testing.assert_array_equal(ours.scores, theirs.scores)
+    assert "FAISS" in faiss.kind
