@@ -1,5 +1,9 @@
 """The search: L2-normalised rows, exact top-k cosine neighbours and analogies.
 
+Per-query preparation (normalising, means) runs on the server's event loop and deliberately
+avoids BLAS: OpenBLAS serialises calls from different threads, so a tiny dot product there would
+wait for a batch's large matrix product to finish (seen as a convoy in the profile).
+
 Zero rows (padding) have no direction, so they are left out of the index: they never appear as
 cosine neighbours, and using one as a query raises ZeroVector.
 
@@ -54,6 +58,7 @@ class SimilarityIndex:
         self.indexed_rows = np.flatnonzero(self.norms64 > 0).astype(np.int64)
         self.positions = np.full(table.rows, -1, dtype=np.int64)
         self.positions[self.indexed_rows] = np.arange(self.indexed_rows.size)
+        self.max_norm = float(self.norms64.max())
         norms = self.norms64[self.indexed_rows, None].astype(np.float32)
         self.kernel = make_kernel(kernel, vectors[self.indexed_rows] / norms)
 
@@ -83,7 +88,7 @@ class SimilarityIndex:
     def direction(self, vector: np.ndarray, what: str = "the query vector") -> np.ndarray:
         """`vector` scaled to unit length in float64; ZeroVector when it has no direction."""
         vector = self.check_vector(vector).astype(np.float64)
-        norm = np.linalg.norm(vector)
+        norm = np.sqrt(np.sum(vector * vector))
         if not norm > 0:
             raise ZeroVector(what)
         return vector / norm
@@ -202,7 +207,7 @@ class SimilarityIndex:
             raise InvalidQuery("an analogy needs at least one term")
         signs = [1.0] * len(query.positive) + [-1.0] * len(query.negative)
         weights = np.asarray([s * t.weight for s, t in zip(signs, terms, strict=True)])
-        mean = weights @ self._term_vectors(terms, unit=False)
+        mean = np.sum(weights[:, None] * self._term_vectors(terms, unit=False), axis=0)
         direction = self.direction(mean, "the weighted mean of the analogy terms")
         return NeighborQuery(direction, query.k, query.input_rows(), query.restrict)
 

@@ -42,7 +42,7 @@ def score(index: SimilarityIndex, queries: Sequence[ScoreQuery]) -> list[Scores]
 def _score_one(index: SimilarityIndex, query: ScoreQuery, logits: np.ndarray) -> Scores:
     depth = min(query.k + RESCORE_MARGIN, logits.size)
     table = index.table
-    scale = float(np.linalg.norm(query.vector)) * float(index.norms64.max())
+    scale = float(np.sqrt(np.sum(np.square(query.vector, dtype=np.float64)))) * index.max_norm
     slack = float32_dot_error(table.width, scale)
     candidates = candidate_rows(logits[None, :], depth, slack)[0]
     exact = _exact_logits(index, candidates, query.vector)
