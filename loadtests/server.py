@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -38,7 +39,10 @@ def running_server(env: Mapping[str, str] | None = None, *args: str) -> Iterator
         yield base
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        code = process.wait(timeout=30)
+    # uvicorn drains, then re-raises the SIGTERM it caught: both codes mean a clean stop.
+    if code not in (0, -signal.SIGTERM):
+        raise RuntimeError(f"server exited with {code}: {process.communicate()[1][-2000:]}")
 
 
 def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,25 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from loadtests.server import free_port, running_server
+
 pytestmark = pytest.mark.slow
-
-START_TIMEOUT = 60
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "service", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
 
 
 def call(url: str, body: dict | None = None) -> tuple[int, dict]:
@@ -50,35 +37,8 @@ def call(url: str, body: dict | None = None) -> tuple[int, dict]:
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """`python -m service serve` on the default table, on a free port."""
-    port = free_port()
-    env = {**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(base, process)
+    with running_server() as base:
         yield base
-    finally:
-        process.send_signal(signal.SIGTERM)
-        # uvicorn shuts down gracefully, then re-raises the signal it caught.
-        assert process.wait(timeout=20) in (0, -signal.SIGTERM)
-
-
-def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()[1]
-        try:
-            if call(f"{base}/readyz")[0] == 200:
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError(f"server not ready within {START_TIMEOUT}s")
 
 
 def test_serves_the_default_table_over_a_socket(server: str) -> None:
