@@ -35,6 +35,8 @@ COPY deploy/docker/healthcheck.py /opt/healthcheck.py
 # Thread pools: FAISS (OpenMP) and OpenBLAS size themselves from the host's cores, not from the
 # container's CPU limit, and oversubscribe a 2-CPU container on a big node. 2 matches the
 # compose file's `cpus` and the Kubernetes limit (the Deployment sets them from limits.cpu).
+# At start the service narrows them further to EMBEDDING_SERVICE_COMPUTE_THREADS (default 1:
+# on 2 CPUs one core computes batches while the other runs the event loop; BENCHMARKS.md).
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from service.errors import Overloaded
 from service.metrics import BATCH_SIZE, QUEUE_SECONDS, SEARCH_SECONDS
 
 Item = TypeVar("Item")
@@ -26,12 +27,15 @@ class BatchSettings:
     """How batches form: at most `max_size` items, waiting at most `max_wait` seconds to fill.
 
     Disabled, every item is computed alone, one after another on the same worker thread: the
-    service still never runs more searches at once than the machine has room for.
+    service still never runs more searches at once than the machine has room for. At most
+    `max_queue` items wait; a submission past that is refused with Overloaded.
     """
 
     enabled: bool = True
     max_size: int = 256
     max_wait: float = 0.0
+    max_queue: int = 1024
+    retry_after: int = 1
 
 
 class Batcher(Generic[Item, Result]):
@@ -68,13 +72,33 @@ class Batcher(Generic[Item, Result]):
 
     async def submit(self, item: Item) -> Result:
         """The result for one item, computed alone (batching off) or within a batch."""
-        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((item, future, time.perf_counter()))
-        return await future
+        self._admit(1)
+        return await self._enqueue(item)
 
     async def submit_many(self, items: Sequence[Item]) -> list[Result]:
-        """Results for several items (one request's batch), in order."""
-        return list(await asyncio.gather(*(self.submit(item) for item in items)))
+        """Results for several items (one request's batch), in order; admitted all or none."""
+        self._admit(len(items))
+        return list(await asyncio.gather(*(self._enqueue(item) for item in items)))
+
+    @property
+    def queued(self) -> int:
+        """Items waiting for a pass."""
+        return self._queue.qsize()
+
+    def _admit(self, count: int) -> None:
+        """Overloaded when `count` more items would overfill the queue.
+
+        An empty queue admits any request, so one batch larger than the bound still runs.
+        """
+        waiting = self._queue.qsize()
+        if waiting and waiting + count > self.settings.max_queue:
+            limit = self.settings.max_queue
+            raise Overloaded(f"the {self.operation} queue", limit, self.settings.retry_after)
+
+    def _enqueue(self, item: Item) -> asyncio.Future[Result]:
+        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((item, future, time.perf_counter()))
+        return future
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

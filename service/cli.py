@@ -86,19 +86,22 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.main import create_app, load_registry
+    from service.server import GracefulServer
 
     settings = load_settings(
         args.config, host=args.host, port=args.port, log_level=args.log_level, tables=args.table
     )
     registry = load_registry(settings)
     app = create_app(settings, registry)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level,
         access_log=settings.access_log,
+        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
+    GracefulServer(config, registry, app.state.tables, settings.drain_seconds).run()
     return 0
 
 

@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     JsonConfigSettingsSource,
@@ -40,7 +40,9 @@ class TableSpec(BaseModel):
     vocab: Path | None = Field(None, description="Vocabulary file (npy, huggingface).")
     labels: Path | None = Field(None, description="Projector labels .tsv (default: same stem).")
     tensor: str = Field(DEFAULT_TENSOR, description="Tensor name inside a .safetensors file.")
-    width: int | None = Field(None, ge=1, description="Row width of a projector .bytes file.")
+    width: int | None = Field(
+        None, ge=1, le=65_536, description="Row width of a projector .bytes file."
+    )
     case_insensitive: bool = Field(
         False, description="Fall back to a case-insensitive match for unknown tokens."
     )
@@ -105,6 +107,14 @@ class Settings(BaseSettings):
         ge=0,
         description="Responses to token-keyed queries kept in the LRU result cache; 0: off.",
     )
+    compute_threads: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description="BLAS/OpenMP threads one pass over a table may use. 1 leaves the other cores "
+        "to the event loop; measured on 2 cores, 2 threads made every unbatched query several "
+        "times slower (BENCHMARKS.md). Raise it with cores to spare.",
+    )
     search_kernel: Literal["blas", "faiss"] = Field(
         "blas",
         description="How candidates are found: one BLAS matrix product per batch (measured faster "
@@ -112,6 +122,75 @@ class Settings(BaseSettings):
     )
     max_matrix_tokens: int = Field(
         256, ge=1, description="Most tokens in one similarity matrix (the answer is n x n)."
+    )
+
+    # Reliability and security: admission bounds, shutdown, reload, access control.
+    max_body_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=1024,
+        description="Largest request body in bytes (413 beyond), counted while it streams in. "
+        "A batch of 256 vectors of 384 floats is about 2.5 MB of JSON.",
+    )
+    max_queue: int = Field(
+        1024,
+        ge=1,
+        description="Queries waiting for a pass, per kind of work (search, scoring). Past it a "
+        "request gets 429 with Retry-After instead of a latency that grows without limit. "
+        "Lower it to tighten the p99 of accepted requests; raise it to absorb bursts.",
+    )
+    max_in_flight: int = Field(
+        256,
+        ge=1,
+        description="Table requests (/v1/...) served at once; past it 429 with Retry-After.",
+    )
+    retry_after_seconds: int = Field(
+        1, ge=1, le=3600, description="Retry-After sent with 429 when load is shed."
+    )
+    drain_seconds: float = Field(
+        2.0,
+        ge=0,
+        le=300,
+        description="After SIGTERM, readiness answers 503 while requests are still served for "
+        "this long, so load balancers stop routing here before the listener closes. Keep it "
+        "above the readiness probe period.",
+    )
+    shutdown_timeout_seconds: int = Field(
+        20,
+        ge=0,
+        le=3600,
+        description="After draining, how long in-flight requests may run before they are "
+        "cancelled and the process exits. Keep drain + this below the orchestrator's grace "
+        "period (Kubernetes: terminationGracePeriodSeconds, 30 by default).",
+    )
+    api_keys: list[SecretStr] = Field(
+        default_factory=list,
+        description="Keys accepted as 'Authorization: Bearer <key>'. With none here or in "
+        "api_keys_file, no key is needed. As an env var: a JSON list.",
+    )
+    api_keys_file: Path | None = Field(
+        None, description="A file of API keys, one a line ('#' starts a comment)."
+    )
+    admin_key: SecretStr | None = Field(
+        None,
+        description="The key for /v1/admin (reloading and adding tables). Without it (here or "
+        "in admin_key_file) the admin endpoints do not exist (404).",
+    )
+    admin_key_file: Path | None = Field(None, description="A file holding the admin key.")
+    metrics_require_key: bool = Field(
+        False,
+        description="Whether /metrics needs an API key (when keys are configured). Off: a "
+        "scraper needs no key; /healthz and /readyz never do.",
+    )
+    admin_tables_dir: Path | None = Field(
+        None,
+        description="Tables added through /v1/admin must have every file under this directory. "
+        "Unset: any path the process can read.",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins allowed by CORS, e.g. ['https://app.example.com']; "
+        "'*' allows any. Empty (the default): no CORS headers, so browsers refuse cross-origin "
+        "calls.",
     )
 
     @classmethod

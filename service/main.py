@@ -4,55 +4,38 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware.cors import CORSMiddleware
 
-from service import metrics
-from service.api import routes_ops, routes_search, routes_tables, routes_vectors
-from service.api.errors import install_error_handlers
+from service.api import routes_admin, routes_ops, routes_search, routes_tables, routes_vectors
+from service.api.access import AccessMiddleware, KeyRing
+from service.api.admission import BodyLimitMiddleware, InFlightLimitMiddleware, require_json
+from service.api.errors import error_responses, install_error_handlers
 from service.api.middleware import MetricsMiddleware
-from service.config import Settings, TableSpec
-from service.engine.index import SearchKernel
-from service.engine.loaders import load_table
-from service.engine.registry import Registry, ServedTable
+from service.api.response_cache import ResponseCacheMiddleware
+from service.config import Settings
+from service.engine.registry import Registry
 from service.runtime import Runtime
+from service.tables import TableManager, load_registry, load_spec
 
+__all__ = ["create_app", "load_registry", "load_spec"]
 
-def load_spec(registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas") -> ServedTable:
-    """Load, index and register one configured table; TableLoadError if its file is bad."""
-    loader = partial(
-        load_table,
-        spec.path,
-        spec.format,
-        vocab=spec.vocab,
-        labels=spec.labels,
-        tensor=spec.tensor,
-        width=spec.width,
-    )
-    served = registry.load(spec.name, loader, spec.case_insensitive, kernel)
-    metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
-    return served
-
-
-def load_registry(settings: Settings) -> Registry:
-    """A registry with every configured table loaded; stops at the first bad file."""
-    specs = settings.served_tables()
-    registry = Registry(expected=[spec.name for spec in specs])
-    for spec in specs:
-        load_spec(registry, spec, settings.search_kernel)
-    return registry
+# Every table route can be refused before it runs; query routes also take a JSON body.
+TABLE_ERRORS = error_responses(401, 404, 422, 429, 503)
+QUERY_ERRORS = error_responses(400, 401, 404, 413, 415, 422, 429, 503)
 
 
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> FastAPI:
     """The app; tables are loaded at start-up unless a loaded `registry` is handed in."""
     settings = settings or Settings()
+    preloaded = registry is not None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if registry is None:
-            app.state.registry = Registry(expected=[s.name for s in settings.served_tables()])
+        if not preloaded:
             for spec in settings.served_tables():
                 await run_in_threadpool(load_spec, app.state.registry, spec, settings.search_kernel)
         app.state.runtime.start()
@@ -70,8 +53,46 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.state.settings = settings
     app.state.runtime = Runtime(settings)
     app.state.registry = registry or Registry(expected=[s.name for s in settings.served_tables()])
+    app.state.tables = TableManager(app.state.registry, settings)
+    keys = KeyRing.from_settings(settings)
     install_error_handlers(app)
-    app.add_middleware(MetricsMiddleware)
-    for module in (routes_ops, routes_tables, routes_search, routes_vectors):
-        app.include_router(module.router)
+    _include_routers(app, keys)
+    _add_middleware(app, settings, keys)
     return app
+
+
+def _include_routers(app: FastAPI, keys: KeyRing) -> None:
+    app.include_router(routes_ops.router)
+    app.include_router(routes_tables.router, responses=TABLE_ERRORS)
+    json_only: Any = [Depends(require_json)]
+    for module in (routes_search, routes_vectors):
+        app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
+    if keys.admin:
+        app.include_router(routes_admin.router)
+
+
+def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
+    """Innermost first: response cache, body limit, in-flight limit, access, metrics, CORS."""
+    app.add_middleware(ResponseCacheMiddleware, cache=app.state.runtime.cache)
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
+    app.add_middleware(
+        InFlightLimitMiddleware,
+        limit=settings.max_in_flight,
+        retry_after=settings.retry_after_seconds,
+    )
+    app.add_middleware(
+        AccessMiddleware,
+        keys=keys,
+        metrics_require_key=settings.metrics_require_key,
+    )
+    templates = [getattr(route, "path", "") for route in app.routes]
+    for module in (routes_tables, routes_search, routes_vectors, routes_admin):
+        templates += [getattr(route, "path", "") for route in module.router.routes]
+    app.add_middleware(MetricsMiddleware, templates=[t for t in templates if t])
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+        )

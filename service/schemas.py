@@ -5,7 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    model_validator,
+)
 
 MAX_TOKEN_LENGTH = 256
 MAX_ITEMS = 10_000
@@ -16,13 +24,33 @@ MAX_K = 100_000
 MAX_COMPONENT = 1e15
 
 Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN_LENGTH)]
-RowId = Annotated[int, Field(ge=0, le=2**62)]
+
+
+def _json_number(value: object) -> object:
+    """JSON true and "2" are not integers (JSON Schema agrees; 2.0 is one there)."""
+    if isinstance(value, bool | str):
+        raise ValueError(f"Input should be a valid integer, not a {type(value).__name__}")
+    return value
+
+
+# The validator comes after the constraints, so they still reach the JSON Schema.
+NUMBER_ONLY = BeforeValidator(_json_number)
+# 2**53: every integer up to it survives a trip through a JSON float exactly.
+RowId = Annotated[int, Field(ge=0, le=2**53), NUMBER_ONLY]
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_COMPONENT, le=MAX_COMPONENT)]
 Vector = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH)]
-K = Annotated[int, Field(ge=1, le=MAX_K, description="How many results; default from settings.")]
-Restrict = Annotated[
-    int, Field(ge=1, description="Search only the first N rows (gensim's restrict_vocab).")
+K = Annotated[
+    int,
+    Field(ge=1, le=MAX_K, description="How many results; default from settings."),
+    NUMBER_ONLY,
 ]
+Restrict = Annotated[
+    int,
+    Field(ge=1, le=2**53, description="Search only the first N rows (gensim's restrict_vocab)."),
+    NUMBER_ONLY,
+]
+# A flag is JSON true or false, never "yes" or 1.
+Flag = Annotated[bool, Field(strict=True)]
 Weight = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
 
 
@@ -38,6 +66,16 @@ def _exactly_one(model: BaseModel, fields: tuple[str, ...]) -> None:
         raise ValueError(f"give exactly one of {', '.join(fields)} (got {len(given)})")
 
 
+def exactly_one_of(*fields: str) -> ConfigDict:
+    """A model config whose JSON Schema says what _exactly_one checks: one field, not null.
+
+    Without it the published schema calls {} a valid request, and clients (and fuzzers)
+    generated from it send requests that can only be refused.
+    """
+    branches = [{"required": [f], "properties": {f: {"not": {"type": "null"}}}} for f in fields]
+    return ConfigDict(extra="forbid", json_schema_extra={"oneOf": branches})  # type: ignore[dict-item]
+
+
 class Neighbor(Strict):
     token: str
     id: int
@@ -51,9 +89,11 @@ class Matched(Strict):
 
 
 class LookupRequest(Strict):
+    model_config = exactly_one_of("tokens", "ids")
+
     tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
-    include_vector: bool = True
+    include_vector: Flag = True
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
@@ -74,6 +114,8 @@ class LookupResponse(Matched):
 
 
 class NeighborsRequest(Strict):
+    model_config = exactly_one_of("token", "id", "vector")
+
     token: Token | None = None
     id: RowId | None = None
     vector: Vector | None = None
@@ -108,6 +150,8 @@ def _batch_or_single(value: object) -> str:
 
 
 class WeightedTerm(Strict):
+    model_config = exactly_one_of("token", "vector")
+
     token: Token | None = None
     vector: Vector | None = None
     weight: Weight = 1.0
@@ -147,6 +191,8 @@ AnalogyBody = Annotated[
 
 
 class SimilarityRequest(Strict):
+    model_config = exactly_one_of("pairs", "tokens")
+
     pairs: list[tuple[Token, Token]] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
 
@@ -170,7 +216,7 @@ class SimilarityResponse(Matched):
 class ScoreRequest(Strict):
     vector: Vector
     k: K | None = None
-    softmax: bool = False
+    softmax: Flag = False
     temperature: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
     target: Token | None = None
 

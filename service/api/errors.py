@@ -5,16 +5,21 @@ Every error response is {"error": {"type": ..., "message": ..., <details>}}.
 
 from __future__ import annotations
 
+import logging
 from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
 
+from service import errors as service_errors
 from service.engine import errors
 from service.metrics import ERRORS
+
+LOGGER = logging.getLogger("service.errors")
 
 STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
     errors.UnknownToken: 404,
@@ -26,7 +31,39 @@ STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
     errors.InvalidQuery: 422,
     errors.LimitExceeded: 422,
     errors.TableLoadError: 422,
+    service_errors.Unauthorized: 401,
+    service_errors.TableExists: 409,
+    service_errors.BodyTooLarge: 413,
+    service_errors.UnsupportedMediaType: 415,
+    # 429, not 503: shedding load is the service working as designed, and callers retry it.
+    service_errors.Overloaded: 429,
 }
+
+# Realm named in WWW-Authenticate challenges (RFC 6750).
+REALM = "embedding-service"
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong: a type to branch on, a sentence to read, and type-specific details."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    message: str
+
+
+class ErrorResponse(BaseModel):
+    """The one error envelope."""
+
+    error: ErrorDetail
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries documenting the envelope for each status."""
+    return {
+        status: {"model": ErrorResponse, "description": HTTPStatus(status).phrase}
+        for status in statuses
+    }
 
 
 def error_response(
@@ -50,9 +87,28 @@ def status_of(error: errors.EngineError) -> int:
     return 422
 
 
+def headers_of(error: errors.EngineError) -> dict[str, str] | None:
+    """Headers a status needs: Retry-After when shedding load, a challenge when unauthorised."""
+    if isinstance(error, service_errors.Overloaded):
+        return {"Retry-After": str(error.retry_after)}
+    if isinstance(error, service_errors.Unauthorized):
+        challenge = f'Bearer realm="{REALM}"'
+        if error.invalid:
+            challenge += ', error="invalid_token"'
+        return {"WWW-Authenticate": challenge}
+    return None
+
+
+def engine_error_response(error: errors.EngineError) -> JSONResponse:
+    """The envelope for a domain error, with its status and headers from the one mapping."""
+    return error_response(
+        status_of(error), error.type, error.message, headers_of(error), **error.details
+    )
+
+
 async def _engine_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, errors.EngineError)
-    return error_response(status_of(error), error.type, error.message, **error.details)
+    return engine_error_response(error)
 
 
 async def _validation_error(request: Request, error: Exception) -> JSONResponse:
@@ -73,6 +129,12 @@ async def _http_error(request: Request, error: Exception) -> JSONResponse:
     return error_response(error.status_code, name, str(error.detail), headers=headers)
 
 
+async def _unexpected_error(request: Request, error: Exception) -> JSONResponse:
+    """A bug: logged with its traceback, answered in the envelope without internals."""
+    LOGGER.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
+    return error_response(500, "InternalError", "internal error; it has been logged")
+
+
 def _describe(problem: Any) -> dict[str, Any]:
     """Where and what, without echoing the (possibly huge) input back."""
     return {
@@ -87,3 +149,4 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(errors.EngineError, _engine_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Iterable
 
-from starlette.routing import Match
+from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.metrics import IN_FLIGHT, REQUEST_SECONDS, REQUESTS
@@ -16,15 +18,18 @@ UNMEASURED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
 class MetricsMiddleware:
     """Observe every request's latency under its route template (never the raw path)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, templates: Iterable[str] = ()) -> None:
         self.app = app
+        # For requests answered before routing (refused, or 404/405), which carry no route.
+        self.templates = [(compile_path(path)[0], path) for path in templates]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in UNMEASURED_PATHS:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
+        # Stays 499 (nginx's "client closed request") only if the client left before an answer.
+        status = 499
 
         async def send_with_status(message: Message) -> None:
             nonlocal status
@@ -37,17 +42,21 @@ class MetricsMiddleware:
             await self.app(scope, receive, send_with_status)
         finally:
             IN_FLIGHT.dec()
-            labels = (_route_template(scope), scope["method"], f"{status // 100}xx")
+            labels = (self.route_template(scope), scope["method"], f"{status // 100}xx")
             REQUEST_SECONDS.labels(*labels).observe(time.perf_counter() - started)
             REQUESTS.labels(*labels).inc()
 
+    def route_template(self, scope: Scope) -> str:
+        """The route's path template, e.g. /v1/tables/{table}/neighbors; never the raw path."""
+        route = scope.get("route")
+        if route is not None and hasattr(route, "path"):
+            return str(route.path)
+        return template_of(scope["path"], self.templates)
 
-def _route_template(scope: Scope) -> str:
-    """The matched route's path template, e.g. /v1/tables/{table}/neighbors."""
-    route = scope.get("route")
-    if route is not None and hasattr(route, "path"):
-        return str(route.path)
-    for candidate in getattr(scope.get("app"), "routes", ()):
-        if candidate.matches(scope)[0] == Match.FULL:
-            return str(candidate.path)
+
+def template_of(path: str, templates: list[tuple[re.Pattern[str], str]]) -> str:
+    """The first template matching `path`, or 'unmatched'."""
+    for pattern, template in templates:
+        if pattern.match(path):
+            return template
     return "unmatched"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from service.engine.errors import TableNotReady, UnknownTable
+from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
 from service.engine.table import EmbeddingTable
 
@@ -26,12 +26,17 @@ class ServedTable:
 
 
 class Registry:
-    """Named tables; expected names that are not loaded yet keep the process unready."""
+    """Named tables; expected names that are not loaded yet keep the process unready.
+
+    Loading a table that is already served (a reload) keeps the old one serving until the new
+    one is indexed, then swaps it in; a failed load leaves whatever was served untouched.
+    """
 
     def __init__(self, expected: Iterable[str] = ()) -> None:
         self._tables: dict[str, ServedTable] = {}
         self._pending: dict[str, str] = {name: "not loaded" for name in expected}
         self._lock = threading.Lock()
+        self._draining = False
 
     def load(
         self,
@@ -42,13 +47,17 @@ class Registry:
     ) -> ServedTable:
         """Load and index a table, then swap it in under `name` in one step."""
         started = time.perf_counter()
-        with self._lock:
-            self._pending.setdefault(name, "loading")
-        table = loader()
+        self._mark_pending(name, "loading")
+        try:
+            table = loader()
+            index = SimilarityIndex(table, kernel)
+        except EngineError as error:
+            self._mark_pending(name, f"failed: {error.message}")
+            raise
         served = ServedTable(
             name=name,
             table=table,
-            index=SimilarityIndex(table, kernel),
+            index=index,
             case_insensitive=case_insensitive,
             loaded_at=datetime.now(UTC),
             load_seconds=time.perf_counter() - started,
@@ -57,6 +66,16 @@ class Registry:
             self._tables[name] = served
             self._pending.pop(name, None)
         return served
+
+    def _mark_pending(self, name: str, state: str) -> None:
+        """Record the state of an expected, not yet served table; others are not waited for."""
+        with self._lock:
+            if name in self._pending:
+                self._pending[name] = state
+
+    def drain(self) -> None:
+        """Report unready from now on: the process is shutting down."""
+        self._draining = True
 
     def get(self, name: str) -> ServedTable:
         """The table served as `name`; UnknownTable or TableNotReady otherwise."""
@@ -77,6 +96,8 @@ class Registry:
 
     def unready_reason(self) -> str | None:
         """Why the process is not ready, or None when every expected table is loaded."""
+        if self._draining:
+            return "shutting down"
         if not self._tables and not self._pending:
             return "no tables configured"
         if self._pending:

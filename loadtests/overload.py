@@ -1,0 +1,177 @@
+"""Overload: wrk at several times the service's capacity; accepted requests must stay fast.
+
+First a capacity run (few connections, nothing shed), then runs with many more connections.
+wrk resends at once whatever is refused, so past the bounds the offered rate is several times
+what the service can answer. For every run it reports, from the server's own counters, the
+requests answered 2xx, shed 429 and failed 5xx, and the p99 of the accepted ones (from the
+latency histogram, bucket upper bound), plus the p99 a slow probe client saw for its accepted
+requests alongside the flood.
+
+    flock /tmp/embedding-bench.lock .venv/bin/python -m loadtests.overload
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from benchmarks.wrk import WrkResult, run_wrk
+from loadtests.server import running_server
+from loadtests.workloads import random_vectors, vector_bodies
+
+CAPACITY_CONNECTIONS = 64
+ROUTE = "/v1/tables/{table}/neighbors"
+PATH = "/v1/tables/minilm/neighbors"
+SAMPLE = re.compile(
+    r"^embedding_service_http_request_duration_seconds_(bucket|count)\{(.*)\} (\S+)$"
+)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One wrk run, with what the server counted and what the probe saw."""
+
+    connections: int
+    wrk: WrkResult
+    answered: dict[str, float]
+    accepted_p99_ms: float
+    probe_p99_ms: float
+
+    def line(self, capacity: float) -> str:
+        """A report line; rates relative to the capacity run."""
+        seconds = self.wrk.requests / self.wrk.requests_per_second
+        offered = sum(self.answered.values()) / seconds
+        ok, shed, failed = (self.answered.get(k, 0) for k in ("2xx", "4xx", "5xx"))
+        return (
+            f"{self.connections:5d} conns  offered {offered:8.0f}/s ({offered / capacity:4.1f}x)  "
+            f"accepted {ok / seconds:5.0f}/s  shed {shed / (ok + shed + failed):4.0%}  "
+            f"5xx {failed:.0f}  server p99 of accepted <= {self.accepted_p99_ms:4.0f} ms  "
+            f"wrk p99 (all) {self.wrk.p99_ms:6.0f} ms  probe p99 {self.probe_p99_ms:6.0f} ms"
+        )
+
+
+def scrape(base: str) -> dict[tuple[str, str], float]:
+    """The neighbours route's latency histogram: (status class, bucket or 'count') -> value."""
+    address = urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    connection.request("GET", "/metrics")
+    text = connection.getresponse().read().decode()
+    samples = {}
+    for line in text.splitlines():
+        match = SAMPLE.match(line)
+        if match and f'route="{ROUTE}"' in match.group(2):
+            labels = dict(re.findall(r'(\w+)="([^"]*)"', match.group(2)))
+            key = labels.get("le", "count") if match.group(1) == "bucket" else "count"
+            samples[(labels["status_class"], key)] = float(match.group(3))
+    return samples
+
+
+def p99_upper_bound(before: dict, after: dict, status_class: str = "2xx") -> float:
+    """The p99 of requests counted between two scrapes, as a histogram bucket's upper bound."""
+    delta = {key: after[key] - before.get(key, 0.0) for key in after if key[0] == status_class}
+    total = delta.get((status_class, "count"), 0.0)
+    buckets = sorted((float(le), n) for (_, le), n in delta.items() if le not in ("count", "+Inf"))
+    for bound, cumulative in buckets:
+        if cumulative >= 0.99 * total:
+            return bound * 1000
+    return float("inf")
+
+
+def answered(before: dict, after: dict) -> dict[str, float]:
+    """Requests per status class between two scrapes."""
+    return {
+        cls: after[(cls, "count")] - before.get((cls, "count"), 0.0)
+        for cls, key in after
+        if key == "count"
+    }
+
+
+class Probe:
+    """Sends one request every `interval` seconds on its own connection; times the accepted."""
+
+    def __init__(self, base: str, body: bytes, interval: float = 0.05) -> None:
+        self.address = urlsplit(base)
+        self.body = body
+        self.interval = interval
+        self.latencies: list[float] = []
+        self.running = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Probe:
+        self.running.set()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.running.clear()
+        self.thread.join()
+
+    def p99_ms(self) -> float:
+        """The accepted requests' p99, or nan if none was accepted."""
+        return float(np.percentile(self.latencies, 99)) * 1000 if self.latencies else float("nan")
+
+    def _run(self) -> None:
+        while self.running.is_set():
+            started = time.perf_counter()
+            connection = http.client.HTTPConnection(self.address.hostname, self.address.port, 30)
+            try:
+                connection.request("POST", PATH, self.body, {"content-type": "application/json"})
+                response = connection.getresponse()
+                response.read()
+                if response.status == 200:
+                    self.latencies.append(time.perf_counter() - started)
+            except OSError:
+                pass
+            finally:
+                connection.close()
+            time.sleep(max(0.0, self.interval - (time.perf_counter() - started)))
+
+
+def measure(base: str, bodies: list[str], connections: int, seconds: int) -> Run:
+    """One wrk run with the probe alongside and the server's counters around it."""
+    before = scrape(base)
+    with Probe(base, bodies[-1].encode()) as probe:
+        result = run_wrk(base + PATH, connections, seconds, bodies)
+    after = scrape(base)
+    return Run(
+        connections, result, answered(before, after), p99_upper_bound(before, after), probe.p99_ms()
+    )
+
+
+def main() -> int:
+    """Capacity, then the overload runs; exit 1 if any request failed with a 5xx."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=int, default=15, help="seconds per run")
+    parser.add_argument(
+        "--connections", type=int, nargs="+", default=[256, 512, 1024], help="overload runs"
+    )
+    args = parser.parse_args()
+    print(f"command: python -m loadtests.overload {' '.join(sys.argv[1:])}")
+    print(f"machine: {os.cpu_count()} cores; neighbours of distinct random vectors (no cache)")
+    bodies = vector_bodies(random_vectors(384, 4000, seed=21).round(5), k=10)
+    with running_server() as base:
+        run_wrk(base + PATH, 8, 3, bodies)  # warm-up
+        # Batches fill better with more concurrency: 64 connections answer the most without
+        # anything shed, so that is the capacity.
+        capacity = measure(base, bodies, CAPACITY_CONNECTIONS, args.seconds)
+        rate = capacity.wrk.requests_per_second
+        print(f"capacity ({CAPACITY_CONNECTIONS} connections): {rate:.0f}/s")
+        runs = [measure(base, bodies, n, args.seconds) for n in args.connections]
+    for run in [capacity, *runs]:
+        print(run.line(rate))
+    failed = sum(run.answered.get("5xx", 0) for run in runs)
+    print("PASS: no 5xx" if failed == 0 else f"FAIL: {failed:.0f} 5xx")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

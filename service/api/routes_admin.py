@@ -1,0 +1,52 @@
+"""Admin routes: reload a served table or add a new one, while every table keeps serving.
+
+Mounted only when an admin key is configured; the access middleware demands that key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+from service import schemas
+from service.api.admission import require_json
+from service.api.errors import error_responses
+from service.api.routes_tables import describe
+from service.api.routing import OrjsonRoute
+from service.config import TableSpec
+from service.tables import TableManager
+
+router = APIRouter(
+    prefix="/v1/admin",
+    tags=["admin"],
+    route_class=OrjsonRoute,
+    responses=error_responses(401, 404, 422),
+)
+
+
+async def get_tables(request: Request) -> TableManager:
+    """The table manager of the app."""
+    manager: TableManager = request.app.state.tables
+    return manager
+
+
+TablesDep = Annotated[TableManager, Depends(get_tables)]
+
+
+@router.post("/tables/{table}/reload")
+async def reload_table(table: str, tables: TablesDep) -> schemas.TableInfo:
+    """Load a served table again from its files and swap it in; the old one serves meanwhile."""
+    return describe(await run_in_threadpool(tables.reload, table))
+
+
+@router.post(
+    "/tables",
+    status_code=201,
+    dependencies=[Depends(require_json)],
+    responses=error_responses(400, 409, 413, 415),
+)
+async def add_table(spec: TableSpec, tables: TablesDep) -> schemas.TableInfo:
+    """Load a new table from its files and start serving it under its name."""
+    return describe(await run_in_threadpool(tables.add, spec))

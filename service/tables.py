@@ -1,0 +1,113 @@
+"""Loading tables into the registry: at start-up, and reloading or adding them while serving."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from functools import partial
+from pathlib import Path
+
+from service import metrics
+from service.config import Settings, TableSpec
+from service.engine.errors import EngineError, TableLoadError, UnknownTable
+from service.engine.index import SearchKernel
+from service.engine.loaders import load_table
+from service.engine.registry import Registry, ServedTable
+from service.errors import TableExists
+
+LOGGER = logging.getLogger("service.tables")
+
+
+def load_spec(registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas") -> ServedTable:
+    """Load, index and register one configured table; TableLoadError if its file is bad."""
+    loader = partial(
+        load_table,
+        spec.path,
+        spec.format,
+        vocab=spec.vocab,
+        labels=spec.labels,
+        tensor=spec.tensor,
+        width=spec.width,
+    )
+    served = registry.load(spec.name, loader, spec.case_insensitive, kernel)
+    metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
+    return served
+
+
+def load_registry(settings: Settings) -> Registry:
+    """A registry with every configured table loaded; stops at the first bad file."""
+    specs = settings.served_tables()
+    registry = Registry(expected=[spec.name for spec in specs])
+    for spec in specs:
+        load_spec(registry, spec, settings.search_kernel)
+    return registry
+
+
+class TableManager:
+    """Reloads and adds tables while the old ones keep serving; one load at a time.
+
+    Loads run on the caller's thread (a worker thread, never the event loop). The registry
+    swaps a table in only once it is indexed, so queries never see a half-loaded table, and a
+    load that fails leaves the served table as it was.
+    """
+
+    def __init__(self, registry: Registry, settings: Settings) -> None:
+        self.registry = registry
+        self.settings = settings
+        self.specs = {spec.name: spec for spec in settings.served_tables()}
+        self._one_at_a_time = threading.Lock()
+
+    def reload(self, name: str) -> ServedTable:
+        """Load table `name` again from its files and swap it in."""
+        spec = self.specs.get(name)
+        if spec is None:
+            raise UnknownTable(name, list(self.specs))
+        with self._one_at_a_time:
+            return self._load(spec)
+
+    def add(self, spec: TableSpec) -> ServedTable:
+        """Load a table that is not served yet and start serving it."""
+        self._check_allowed(spec)
+        with self._one_at_a_time:
+            if spec.name in self.specs:
+                raise TableExists(spec.name)
+            served = self._load(spec)
+            self.specs[spec.name] = spec
+            return served
+
+    def reload_all(self) -> list[EngineError]:
+        """Reload every table (on SIGHUP); the errors of those that failed, each logged."""
+        failures = []
+        for name in list(self.specs):
+            try:
+                self.reload(name)
+            except EngineError as error:
+                failures.append(error)
+        return failures
+
+    def _load(self, spec: TableSpec) -> ServedTable:
+        try:
+            served = load_spec(self.registry, spec, self.settings.search_kernel)
+        except EngineError as error:
+            LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)
+            raise
+        LOGGER.info("table %r loaded in %.2f s", spec.name, served.load_seconds)
+        return served
+
+    def _check_allowed(self, spec: TableSpec) -> None:
+        """Every file under admin_tables_dir (when set), and no device, pipe or socket."""
+        for path in (spec.path, spec.vocab, spec.labels):
+            if path is not None:
+                self._check_path(path)
+
+    def _check_path(self, path: Path) -> None:
+        root = self.settings.admin_tables_dir
+        try:
+            resolved = path.resolve()
+            if root is not None and not resolved.is_relative_to(root.resolve()):
+                raise TableLoadError(path, f"not under the admin tables directory {root}")
+            if resolved.exists() and not (resolved.is_file() or resolved.is_dir()):
+                raise TableLoadError(path, "not a regular file or directory")
+        except (OSError, ValueError) as error:
+            # NUL bytes, unencodable characters, names too long: not a path this host can open.
+            raise TableLoadError(repr(str(path)), f"not a usable path ({error})") from error

@@ -1,0 +1,129 @@
+"""Access control: API keys, the admin key, which paths stay open, and CORS."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.api.access import matches, read_keys
+from tests.robustness.conftest import AppFactory, assert_envelope
+
+NEIGHBORS = "/v1/tables/small/neighbors"
+QUERY = {"token": "king", "k": 1}
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+def test_without_keys_everything_is_open_and_admin_does_not_exist(make_client: AppFactory) -> None:
+    with make_client() as client:
+        assert client.post(NEIGHBORS, json=QUERY).status_code == 200
+        assert_envelope(client.post("/v1/admin/tables/small/reload"), 404, "NotFound")
+        assert "/v1/admin/tables" not in client.get("/openapi.json").json()["paths"]
+
+
+def test_a_missing_key_is_401_with_a_challenge(make_client: AppFactory) -> None:
+    with make_client(api_keys=["alpha", "beta"]) as client:
+        for response in (client.post(NEIGHBORS, json=QUERY), client.get("/v1/tables")):
+            assert_envelope(response, 401, "Unauthorized")
+            assert response.headers["www-authenticate"] == 'Bearer realm="embedding-service"'
+        # Unknown paths too: nothing about the API is told without a key.
+        assert client.get("/v2/nothing").status_code == 401
+
+
+@pytest.mark.parametrize(
+    "header", ["Bearer gamma", "Bearer alph", "Bearer alphaa", "Basic alpha", "Bearer ", "alpha"]
+)
+def test_a_wrong_key_is_401_invalid_token(make_client: AppFactory, header: str) -> None:
+    with make_client(api_keys=["alpha", "beta"]) as client:
+        response = client.post(NEIGHBORS, json=QUERY, headers={"authorization": header})
+    assert_envelope(response, 401, "Unauthorized")
+    assert 'error="invalid_token"' in response.headers["www-authenticate"]
+
+
+def test_every_configured_key_opens_the_api(make_client: AppFactory) -> None:
+    with make_client(api_keys=["alpha", "beta"]) as client:
+        for key in ("alpha", "beta"):
+            assert client.post(NEIGHBORS, json=QUERY, headers=bearer(key)).status_code == 200
+        lowercase = {"authorization": "bearer alpha"}
+        assert client.post(NEIGHBORS, json=QUERY, headers=lowercase).status_code == 200
+
+
+def test_keys_can_come_from_a_file(make_client: AppFactory, tmp_path: Path) -> None:
+    keys = tmp_path / "keys"
+    keys.write_text("# service keys\nfrom-file-1\n\n  from-file-2  # rotated in May\n")
+    assert read_keys(keys) == ["from-file-1", "from-file-2"]
+    with make_client(api_keys=["inline"], api_keys_file=keys) as client:
+        for key in ("inline", "from-file-1", "from-file-2"):
+            assert client.post(NEIGHBORS, json=QUERY, headers=bearer(key)).status_code == 200
+        assert (
+            client.post(NEIGHBORS, json=QUERY, headers=bearer("# service keys")).status_code == 401
+        )
+
+
+def test_health_and_readiness_stay_open_and_metrics_is_configurable(
+    make_client: AppFactory,
+) -> None:
+    with make_client(api_keys=["alpha"]) as client:
+        assert client.get("/healthz").status_code == 200
+        assert client.get("/readyz").status_code == 200
+        assert client.get("/metrics").status_code == 200
+    with make_client(api_keys=["alpha"], metrics_require_key=True) as client:
+        assert_envelope(client.get("/metrics"), 401, "Unauthorized")
+        assert client.get("/metrics", headers=bearer("alpha")).status_code == 200
+        assert client.get("/readyz").status_code == 200
+
+
+def test_admin_needs_the_admin_key_and_not_an_api_key(make_client: AppFactory) -> None:
+    reload = "/v1/admin/tables/small/reload"
+    with make_client(api_keys=["alpha"], admin_key="root-key") as client:
+        assert_envelope(client.post(reload), 401, "Unauthorized")
+        assert_envelope(client.post(reload, headers=bearer("alpha")), 401, "Unauthorized")
+        assert client.post(reload, headers=bearer("root-key")).status_code == 200
+        # The admin key also opens the query API.
+        assert client.post(NEIGHBORS, json=QUERY, headers=bearer("root-key")).status_code == 200
+
+
+def test_admin_key_from_a_file(make_client: AppFactory, tmp_path: Path) -> None:
+    (tmp_path / "admin").write_text("file-admin-key\n")
+    with make_client(admin_key_file=tmp_path / "admin") as client:
+        # No API keys: queries are open, admin is not.
+        assert client.post(NEIGHBORS, json=QUERY).status_code == 200
+        assert client.post("/v1/admin/tables/small/reload").status_code == 401
+        response = client.post("/v1/admin/tables/small/reload", headers=bearer("file-admin-key"))
+        assert response.status_code == 200
+
+
+def test_comparison_checks_every_key_in_constant_time() -> None:
+    keys = (b"alpha", b"beta")
+    assert matches(b"beta", keys) and not matches(b"bet", keys) and not matches(b"", keys)
+    assert not matches(b"alpha", ())
+
+
+def test_cors_is_off_by_default(make_client: AppFactory) -> None:
+    origin = {"origin": "https://app.example.com"}
+    with make_client() as client:
+        response = client.post(NEIGHBORS, json=QUERY, headers=origin)
+        assert "access-control-allow-origin" not in response.headers
+        preflight = client.options(
+            NEIGHBORS, headers={**origin, "access-control-request-method": "POST"}
+        )
+        assert "access-control-allow-origin" not in preflight.headers
+
+
+def test_cors_allows_configured_origins_only(make_client: AppFactory) -> None:
+    allowed = {"origin": "https://app.example.com", "access-control-request-method": "POST"}
+    other = {**allowed, "origin": "https://evil.example.com"}
+    with make_client(cors_origins=["https://app.example.com"], api_keys=["alpha"]) as client:
+        # The preflight carries no key; it must pass without one.
+        preflight = client.options(NEIGHBORS, headers=allowed)
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://app.example.com"
+        assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+        assert client.options(NEIGHBORS, headers=other).status_code == 400
+        response = client.post(
+            NEIGHBORS, json=QUERY, headers={"origin": allowed["origin"], **bearer("alpha")}
+        )
+        assert response.headers["access-control-allow-origin"] == "https://app.example.com"
