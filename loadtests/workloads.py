@@ -66,6 +66,13 @@ def vector_bodies(vectors: np.ndarray, k: int = 10) -> list[str]:
     return [json.dumps({"vector": vector.tolist(), "k": k}) for vector in vectors]
 
 
-def analogy_bodies(questions: list[tuple[str, str, str, str]], k: int = 10) -> list[str]:
-    """JSON bodies for b - a + c analogy requests."""
-    return [json.dumps({"positive": [b, c], "negative": [a], "k": k}) for a, b, c, _ in questions]
+def analogy_bodies(
+    questions: list[tuple[str, str, str, str]], k: int = 10, rounds: int = 1
+) -> list[str]:
+    """JSON bodies for b - a + c analogy requests; each round asks for one more result, so
+    every body is distinct and a cache cannot answer a repeat."""
+    return [
+        json.dumps({"positive": [b, c], "negative": [a], "k": k + extra})
+        for extra in range(rounds)
+        for a, b, c, _ in questions
+    ]

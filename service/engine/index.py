@@ -30,8 +30,10 @@ from service.engine.queries import (
     NeighborQuery,
     Neighbors,
     Term,
+    TermMix,
 )
 from service.engine.table import EmbeddingTable
+from service.engine.terms import candidates_by_terms, shares_terms
 from service.engine.topk import candidate_rows
 
 __all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "SimilarityIndex", "Term"]
@@ -175,8 +177,12 @@ class SimilarityIndex:
         depth = min(searchable, max(q.k + len(q.exclude) for q in queries) + RESCORE_MARGIN)
         if depth == 0:
             return [_empty() for _ in queries]
-        directions = np.stack([q.vector for q in queries]).astype(np.float32)
-        positions = self.kernel.candidates(directions, depth, searchable)
+        positions: Sequence[np.ndarray] | np.ndarray
+        if shares_terms(queries):
+            positions = candidates_by_terms(self, queries, depth, searchable)
+        else:
+            directions = np.stack([q.vector for q in queries]).astype(np.float32)
+            positions = self.kernel.candidates(directions, depth, searchable)
         return [self._rescore(q, p) for q, p in zip(queries, positions, strict=True)]
 
     def _rescore(self, query: NeighborQuery, positions: np.ndarray) -> Neighbors:
@@ -207,9 +213,17 @@ class SimilarityIndex:
             raise InvalidQuery("an analogy needs at least one term")
         signs = [1.0] * len(query.positive) + [-1.0] * len(query.negative)
         weights = np.asarray([s * t.weight for s, t in zip(signs, terms, strict=True)])
-        mean = np.sum(weights[:, None] * self._term_vectors(terms, unit=False), axis=0)
+        rows = [term.row for term in terms if term.vector is None]
+        if len(rows) == len(terms):  # all table rows: one gather, and a mix for shared scoring
+            units = self.row_directions(np.asarray(rows, dtype=np.int64))
+        else:
+            units = self._term_vectors(terms, unit=False)
+        mean = np.sum(weights[:, None] * units, axis=0)
         direction = self.direction(mean, "the weighted mean of the analogy terms")
-        return NeighborQuery(direction, query.k, query.input_rows(), query.restrict)
+        mix = None
+        if len(rows) == len(terms):
+            mix = TermMix(np.asarray(rows, dtype=np.int64), weights / np.sqrt(np.sum(mean * mean)))
+        return NeighborQuery(direction, query.k, query.input_rows(), query.restrict, mix)
 
     def _prepare_cosmul(self, query: AnalogyQuery) -> CosmulQuery:
         """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]."""

@@ -35,6 +35,15 @@ class NeighborQuery:
     k: int
     exclude: frozenset[int] = field(default_factory=frozenset)
     restrict: int | None = None
+    mix: TermMix | None = None
+
+
+@dataclass(frozen=True)
+class TermMix:
+    """A direction that is a weighted sum of unit table rows: sum(weights[i] * unit(rows[i]))."""
+
+    rows: np.ndarray
+    weights: np.ndarray
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from service.engine.index import AnalogyQuery, NeighborQuery, SimilarityIndex, T
 from service.engine.queries import ScoreQuery
 from service.engine.scoring import prepare_score, score
 from service.engine.table import EmbeddingTable
+from service.engine.terms import shares_terms
 from tests.conftest import SMALL_TOKENS, small_vectors
 
 
@@ -124,3 +125,22 @@ def test_both_kernels_give_the_same_answers(minilm: EmbeddingTable) -> None:
         np.testing.assert_array_equal(ours.ids, theirs.ids)
         np.testing.assert_array_equal(ours.scores, theirs.scores)
     assert "FAISS" in faiss.kind
+
+
+def test_analogies_sharing_terms_equal_each_alone(minilm: EmbeddingTable) -> None:
+    # 60 analogies over 12 words take the shared-term path; alone, each takes the direct one.
+    index = SimilarityIndex(minilm)
+    words = ["king", "queen", "man", "woman", "paris", "france", "berlin", "germany", "boy",
+             "girl", "rome", "italy"]  # fmt: skip
+    rows = [minilm.token_to_id[word] for word in words]
+    rng = np.random.default_rng(9)
+    queries = []
+    for _ in range(60):
+        a, b, c = (int(r) for r in rng.choice(rows, size=3, replace=False))
+        queries.append(AnalogyQuery(positive=(Term(row=b), Term(row=c)), negative=(Term(row=a),)))
+    prepared = [index.prepare_analogy(query) for query in queries]
+    assert shares_terms(prepared)
+    for query, together in zip(queries, index.analogies(queries), strict=True):
+        [alone] = index.analogies([query])
+        np.testing.assert_array_equal(together.ids, alone.ids)
+        np.testing.assert_array_equal(together.scores, alone.scores)
