@@ -13,7 +13,8 @@ from pydantic import ValidationError
 
 from service.config import TableSpec, default_table, load_settings
 from service.engine.errors import EngineError
-from service.engine.loaders import FORMATS, load_table
+from service.engine.loaders import FORMATS
+from service.tables import read_spec
 
 PROGRAM = "embedding-service"
 
@@ -125,7 +126,7 @@ def info(args: argparse.Namespace) -> int:
     from service.engine.index import SimilarityIndex
 
     spec = _file_spec(args)
-    table = _load(spec)
+    table = read_spec(spec)
     index = SimilarityIndex(table)
     facts = {
         "source": table.source,
@@ -145,7 +146,7 @@ def query(args: argparse.Namespace) -> int:
     """Answer one neighbours, analogy or similarity query and print it as JSON."""
     from service.engine.session import Session
 
-    session = Session(_load(_file_spec(args)))
+    session = Session(read_spec(_file_spec(args)))
     if args.operation == "neighbors":
         answer: Any = session.most_similar(args.terms, topn=args.k)
     elif args.operation == "analogy":
@@ -154,17 +155,6 @@ def query(args: argparse.Namespace) -> int:
         answer = session.similarity(*args.terms[:2])
     print(json.dumps(answer, indent=2, ensure_ascii=False))
     return 0
-
-
-def _load(spec: TableSpec) -> Any:
-    return load_table(
-        spec.path,
-        spec.format,
-        vocab=spec.vocab,
-        labels=spec.labels,
-        tensor=spec.tensor,
-        width=spec.width,
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,15 +13,15 @@ from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.index import SearchKernel
 from service.engine.loaders import load_table
 from service.engine.registry import Registry, ServedTable
+from service.engine.table import EmbeddingTable
 from service.errors import TableExists
 
 LOGGER = logging.getLogger("service.tables")
 
 
-def load_spec(registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas") -> ServedTable:
-    """Load, index and register one configured table; TableLoadError if its file is bad."""
-    loader = partial(
-        load_table,
+def read_spec(spec: TableSpec) -> EmbeddingTable:
+    """The table a spec describes, read from its file(s); TableLoadError if they are bad."""
+    return load_table(
         spec.path,
         spec.format,
         vocab=spec.vocab,
@@ -29,7 +29,11 @@ def load_spec(registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas"
         tensor=spec.tensor,
         width=spec.width,
     )
-    served = registry.load(spec.name, loader, spec.case_insensitive, kernel)
+
+
+def load_spec(registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas") -> ServedTable:
+    """Load, index and register one configured table; TableLoadError if its file is bad."""
+    served = registry.load(spec.name, partial(read_spec, spec), spec.case_insensitive, kernel)
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
     return served
 
