@@ -32,8 +32,9 @@ from service.engine.queries import (
     Term,
     TermMix,
 )
+from service.engine.rescoring import rescore
 from service.engine.table import EmbeddingTable
-from service.engine.terms import candidates_by_terms, shares_terms
+from service.engine.terms import candidates_by_terms, mean_directions, shares_terms
 from service.engine.topk import candidate_rows
 
 __all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "SimilarityIndex", "Term"]
@@ -130,7 +131,16 @@ class SimilarityIndex:
 
     def analogies(self, queries: Sequence[AnalogyQuery]) -> list[Neighbors]:
         """Answer analogy queries; every query is checked before any search runs."""
-        return self.answer([self.prepare_analogy(query) for query in queries])
+        return self.answer(self.prepare_analogies(queries))
+
+    def prepare_analogies(self, queries: Sequence[AnalogyQuery]) -> list[Prepared]:
+        """prepare_analogy for many queries; `add` ones over table rows are prepared at once."""
+        together = [i for i, query in enumerate(queries) if _rows_only_add(query)]
+        prepared: dict[int, Prepared] = {}
+        if together:
+            directions = mean_directions(self, [queries[i] for i in together])
+            prepared.update(zip(together, directions, strict=True))
+        return [prepared.get(i) or self.prepare_analogy(q) for i, q in enumerate(queries)]
 
     def answer(self, prepared: Sequence[Prepared]) -> list[Neighbors]:
         """Answer prepared queries of both kinds, each kind in one batched pass."""
@@ -183,15 +193,7 @@ class SimilarityIndex:
         else:
             directions = np.stack([q.vector for q in queries]).astype(np.float32)
             positions = self.kernel.candidates(directions, depth, searchable)
-        return [self._rescore(q, p) for q, p in zip(queries, positions, strict=True)]
-
-    def _rescore(self, query: NeighborQuery, positions: np.ndarray) -> Neighbors:
-        ids = self.indexed_rows[positions[positions >= 0]]
-        if query.exclude:
-            ids = ids[[row not in query.exclude for row in ids.tolist()]]
-        scores = self.cosines(ids, query.vector[None, :])[:, 0]
-        order = np.lexsort((ids, -scores))[: query.k]
-        return Neighbors(ids=ids[order], scores=scores[order])
+        return rescore(self, queries, positions)
 
     def _term_vectors(self, terms: Sequence[Term], unit: bool) -> np.ndarray:
         """Terms as float64 rows: table rows unit-normalised; raw vectors as given, or unit."""
@@ -277,3 +279,8 @@ def cosmul_objective(cosines: np.ndarray, query: CosmulQuery) -> np.ndarray:
 
 def _empty() -> Neighbors:
     return Neighbors(ids=np.empty(0, dtype=np.int64), scores=np.empty(0, dtype=np.float64))
+
+
+def _rows_only_add(query: AnalogyQuery) -> bool:
+    terms = query.positive + query.negative
+    return query.method == "add" and bool(terms) and all(t.vector is None for t in terms)

@@ -59,8 +59,8 @@ class AnalogyQuery:
 
     def input_rows(self) -> frozenset[int]:
         """Rows named as terms, plus the extra exclusions: never part of the answer."""
-        terms = self.positive + self.negative
-        return frozenset(t.row for t in terms if t.row is not None) | self.exclude
+        rows = frozenset([t.row for t in self.positive + self.negative if t.row is not None])
+        return rows.union(self.exclude) if self.exclude else rows
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from service.engine.errors import ZeroVector
 from service.engine.kernels import float32_dot_error
-from service.engine.queries import NeighborQuery, TermMix
+from service.engine.queries import AnalogyQuery, NeighborQuery, TermMix
 from service.engine.topk import candidate_rows
 
 if TYPE_CHECKING:
@@ -61,3 +62,32 @@ def _combine(term_scores: np.ndarray, columns: np.ndarray, mix: TermMix, out: np
     np.multiply(term_scores[columns[0]], np.float32(mix.weights[0]), out=out)
     for column, weight in zip(columns[1:], mix.weights[1:], strict=True):
         out += np.float32(weight) * term_scores[column]
+
+
+def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> list[NeighborQuery]:
+    """gensim's weighted means of analogies whose terms are all table rows, computed at once."""
+    terms = [query.positive + query.negative for query in queries]
+    rows = np.asarray([term.row for group in terms for term in group], dtype=np.int64)
+    weights = np.asarray(
+        [
+            (1.0 if i < len(query.positive) else -1.0) * term.weight
+            for query, group in zip(queries, terms, strict=True)
+            for i, term in enumerate(group)
+        ]
+    )
+    starts = np.cumsum([0] + [len(group) for group in terms[:-1]])
+    means = np.add.reduceat(index.row_directions(rows) * weights[:, None], starts, axis=0)
+    norms = np.sqrt(np.sum(means * means, axis=1))
+    if not (norms > 0).all():
+        raise ZeroVector("the weighted mean of the analogy terms")
+    ends = [*starts[1:], rows.size]
+    return [
+        NeighborQuery(
+            means[i] / norms[i],
+            query.k,
+            query.input_rows(),
+            query.restrict,
+            TermMix(rows[start:end], weights[start:end] / norms[i]),
+        )
+        for i, (query, start, end) in enumerate(zip(queries, starts, ends, strict=True))
+    ]
