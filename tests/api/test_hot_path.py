@@ -98,3 +98,12 @@ def test_the_cache_stays_bounded(settings: Settings, minilm: EmbeddingTable) -> 
             client.post(f"{MINILM}/neighbors", json={"token": token, "k": 2})
         entries = metric_value(client.get("/metrics").text, "embedding_service_cache_entries")
         assert entries == 3
+
+
+def test_a_cached_body_under_another_content_type_is_still_refused(client) -> None:
+    body = b'{"token": "berlin", "k": 3}'
+    json_type = {"content-type": "application/json"}
+    assert client.post(f"{MINILM}/neighbors", content=body, headers=json_type).status_code == 200
+    assert client.post(f"{MINILM}/neighbors", content=body, headers=json_type).status_code == 200
+    text = client.post(f"{MINILM}/neighbors", content=body, headers={"content-type": "text/plain"})
+    assert text.status_code == 415

@@ -127,3 +127,16 @@ def test_cors_allows_configured_origins_only(make_client: AppFactory) -> None:
             NEIGHBORS, json=QUERY, headers={"origin": allowed["origin"], **bearer("alpha")}
         )
         assert response.headers["access-control-allow-origin"] == "https://app.example.com"
+
+
+def test_cached_answers_are_not_served_without_a_key(make_client: AppFactory) -> None:
+    # The response cache sits inside access control: a cached body needs a key like any other.
+    with make_client(api_keys=["alpha"]) as client:
+        first = client.post(NEIGHBORS, json=QUERY, headers=bearer("alpha"))
+        again = client.post(NEIGHBORS, json=QUERY, headers=bearer("alpha"))
+        assert first.status_code == again.status_code == 200
+        assert first.content == again.content
+        assert_envelope(client.post(NEIGHBORS, json=QUERY), 401, "Unauthorized")
+        assert_envelope(
+            client.post(NEIGHBORS, json=QUERY, headers=bearer("wrong")), 401, "Unauthorized"
+        )
