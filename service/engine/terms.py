@@ -11,7 +11,7 @@ rescoring as any search, so the answers are exactly those of the direct path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -59,15 +59,17 @@ def candidates_by_terms(
 
 
 def _combine(term_scores: np.ndarray, columns: np.ndarray, mix: TermMix, out: np.ndarray) -> None:
-    np.multiply(term_scores[columns[0]], np.float32(mix.weights[0]), out=out)
-    for column, weight in zip(columns[1:], mix.weights[1:], strict=True):
-        out += np.float32(weight) * term_scores[column]
+    weights = mix.weights.astype(np.float32, copy=False)
+    np.multiply(term_scores[columns[0]], weights[0], out=out)
+    for column, weight in zip(columns[1:], weights[1:], strict=True):
+        out += weight * term_scores[column]
 
 
 def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> list[NeighborQuery]:
     """gensim's weighted means of analogies whose terms are all table rows, computed at once."""
     terms = [query.positive + query.negative for query in queries]
-    rows = np.asarray([term.row for group in terms for term in group], dtype=np.int64)
+    row_list = [cast(int, term.row) for group in terms for term in group]  # all rows (caller)
+    rows = np.asarray(row_list, dtype=np.int64)
     weights = np.asarray(
         [
             (1.0 if i < len(query.positive) else -1.0) * term.weight
@@ -80,14 +82,17 @@ def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> 
     norms = np.sqrt(np.sum(means * means, axis=1))
     if not (norms > 0).all():
         raise ZeroVector("the weighted mean of the analogy terms")
-    ends = [*starts[1:], rows.size]
+    directions = means / norms[:, None]
+    # The candidate pass combines term scores in float32: convert the weights once here.
+    mixed = (weights / np.repeat(norms, [len(group) for group in terms])).astype(np.float32)
+    ends = [*starts[1:].tolist(), rows.size]
     return [
         NeighborQuery(
-            means[i] / norms[i],
+            directions[i],
             query.k,
-            query.input_rows(),
+            frozenset(row_list[start:end]).union(query.exclude),
             query.restrict,
-            TermMix(rows[start:end], weights[start:end] / norms[i]),
+            TermMix(rows[start:end], mixed[start:end]),
         )
-        for i, (query, start, end) in enumerate(zip(queries, starts, ends, strict=True))
+        for i, (query, start, end) in enumerate(zip(queries, starts.tolist(), ends, strict=True))
     ]

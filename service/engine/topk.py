@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 # Columns per block; blocks interleave (block b holds columns b, b + n, b + 2n, ...), so the
-# maxima are one vectorised reduction over a contiguous axis.
-GROUPS = 64
+# maxima are one vectorised reduction over a contiguous axis. Evaluating the Google analogy set
+# took 0.99 s with 32, 1.10 s with 64 and 1.25 s with 128, in one run (16 was no better than 32).
+GROUPS = 32
 # Partition this many extra columns per row on the small-table path; only a row with more
 # near-ties than that is scanned in full.
 TIE_ROOM = 16
