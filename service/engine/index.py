@@ -30,7 +30,6 @@ from service.engine.queries import (
     NeighborQuery,
     Neighbors,
     Term,
-    TermMix,
 )
 from service.engine.rescoring import rescore
 from service.engine.table import EmbeddingTable
@@ -123,6 +122,8 @@ class SimilarityIndex:
         """Validate an analogy: `add` becomes a neighbour query of the mean direction."""
         if query.method == "mul":
             return self._prepare_cosmul(query)
+        if _rows_only_add(query):
+            return mean_directions(self, [query])[0]
         return self._mean_direction(query)
 
     def neighbors(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
@@ -140,7 +141,9 @@ class SimilarityIndex:
         if together:
             directions = mean_directions(self, [queries[i] for i in together])
             prepared.update(zip(together, directions, strict=True))
-        return [prepared.get(i) or self.prepare_analogy(q) for i, q in enumerate(queries)]
+        return [
+            prepared[i] if i in prepared else self.prepare_analogy(q) for i, q in enumerate(queries)
+        ]
 
     def answer(self, prepared: Sequence[Prepared]) -> list[Neighbors]:
         """Answer prepared queries of both kinds, each kind in one batched pass."""
@@ -209,23 +212,18 @@ class SimilarityIndex:
         return self.row_directions(np.asarray([term.row]))[0]
 
     def _mean_direction(self, query: AnalogyQuery) -> NeighborQuery:
-        """gensim's weighted mean of the terms (positive +w, negative -w), as a neighbour query."""
+        """gensim's weighted mean of terms that include raw vectors, as a neighbour query.
+
+        Analogies over table rows only go through terms.mean_directions instead.
+        """
         terms = query.positive + query.negative
         if not terms:
             raise InvalidQuery("an analogy needs at least one term")
         signs = [1.0] * len(query.positive) + [-1.0] * len(query.negative)
         weights = np.asarray([s * t.weight for s, t in zip(signs, terms, strict=True)])
-        rows = [term.row for term in terms if term.vector is None]
-        if len(rows) == len(terms):  # all table rows: one gather, and a mix for shared scoring
-            units = self.row_directions(np.asarray(rows, dtype=np.int64))
-        else:
-            units = self._term_vectors(terms, unit=False)
-        mean = np.sum(weights[:, None] * units, axis=0)
+        mean = np.sum(weights[:, None] * self._term_vectors(terms, unit=False), axis=0)
         direction = self.direction(mean, "the weighted mean of the analogy terms")
-        mix = None
-        if len(rows) == len(terms):
-            mix = TermMix(np.asarray(rows, dtype=np.int64), weights / np.sqrt(np.sum(mean * mean)))
-        return NeighborQuery(direction, query.k, query.input_rows(), query.restrict, mix)
+        return NeighborQuery(direction, query.k, query.input_rows(), query.restrict)
 
     def _prepare_cosmul(self, query: AnalogyQuery) -> CosmulQuery:
         """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]."""
