@@ -22,9 +22,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@contextmanager
-def running_server(env: Mapping[str, str] | None = None, *args: str) -> Iterator[str]:
-    """`python -m service serve` with extra env/args; yields its base URL, stops it after."""
+def start_server(
+    env: Mapping[str, str] | None = None, *args: str
+) -> tuple[subprocess.Popen[str], str]:
+    """`python -m service serve` with extra env/args on a free port, once ready: (process, URL)."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), *args],
@@ -36,6 +37,18 @@ def running_server(env: Mapping[str, str] | None = None, *args: str) -> Iterator
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_ready(base, process)
+    except BaseException:
+        process.kill()
+        process.communicate(timeout=30)
+        raise
+    return process, base
+
+
+@contextmanager
+def running_server(env: Mapping[str, str] | None = None, *args: str) -> Iterator[str]:
+    """A started server's base URL; stopped with SIGTERM after, and checked to stop cleanly."""
+    process, base = start_server(env, *args)
+    try:
         yield base
     finally:
         process.terminate()

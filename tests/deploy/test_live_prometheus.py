@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -26,7 +23,8 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.deploy.conftest import DEPLOY, REPO, load_yaml, tool
+from loadtests.server import free_port, start_server
+from tests.deploy.conftest import DEPLOY, load_yaml, tool
 
 pytestmark = pytest.mark.slow
 
@@ -46,12 +44,6 @@ ROUNDS = 4
 ROUND_PAUSE = 1.2
 REQUESTS_PER_CLIENT = 16
 CLIENTS = 4
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def call(url: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
@@ -99,15 +91,8 @@ def stop(process: subprocess.Popen[str]) -> None:
 @pytest.fixture(scope="module")
 def service() -> Iterator[str]:
     """`python -m service serve` on the default table, on a free loopback port."""
-    port = free_port()
-    env = {**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning"}
-    command = [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    process = subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    base = f"http://127.0.0.1:{port}"
+    process, base = start_server()
     try:
-        wait_for(f"{base}/readyz", process, "the service")
         yield base
     finally:
         stop(process)

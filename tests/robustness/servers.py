@@ -3,32 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from loadtests.server import free_port, wait_until_ready
+from loadtests.server import start_server
 
 
 @contextmanager
 def server_process(env: Mapping[str, str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`python -m service serve` with `env`; the process and its base URL; killed if still up."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port)],
-        env={**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning", **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    process, base = start_server(env)
     try:
-        wait_until_ready(base, process)
         yield process, base
     finally:
         if process.poll() is None:
