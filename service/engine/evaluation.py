@@ -95,13 +95,9 @@ def _upper_vocabulary(index: SimilarityIndex, restrict_vocab: int) -> dict[str, 
 def _predict(
     index: SimilarityIndex, vocabulary: dict[str, int], questions: list[Question], restrict: int
 ) -> list[str]:
+    terms = {word: Term(row=vocabulary[word]) for question in questions for word in question[:3]}
     queries = [
-        AnalogyQuery(
-            positive=(Term(row=vocabulary[b]), Term(row=vocabulary[c])),
-            negative=(Term(row=vocabulary[a]),),
-            k=TOP,
-            restrict=restrict,
-        )
+        AnalogyQuery(positive=(terms[b], terms[c]), negative=(terms[a],), k=TOP, restrict=restrict)
         for a, b, c, _ in questions
     ]
     results = index.analogies(queries)

@@ -135,9 +135,16 @@ def test_analogies_sharing_terms_equal_each_alone(minilm: EmbeddingTable) -> Non
     rows = [minilm.token_to_id[word] for word in words]
     rng = np.random.default_rng(9)
     queries = []
-    for _ in range(60):
+    for i in range(60):
         a, b, c = (int(r) for r in rng.choice(rows, size=3, replace=False))
-        queries.append(AnalogyQuery(positive=(Term(row=b), Term(row=c)), negative=(Term(row=a),)))
+        # Equal weights are summed by adding and subtracting, others by multiplying; a few
+        # queries have only negative terms.
+        weight = [1.0, 1.0, 0.5, 2.0][i % 4]
+        positive = (Term(row=b), Term(row=c, weight=weight)) if i % 10 else ()
+        negative = (Term(row=a),) if i % 10 else (Term(row=a), Term(row=b, weight=weight))
+        queries.append(
+            AnalogyQuery(positive=positive, negative=negative, k=int(rng.integers(1, 20)))
+        )
     prepared = [index.prepare_analogy(query) for query in queries]
     assert shares_terms(prepared)
     for query, together in zip(queries, index.analogies(queries), strict=True):
