@@ -38,8 +38,7 @@ from service.engine.topk import candidate_rows
 
 __all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "SimilarityIndex", "Term"]
 
-# Extra candidates per query, so float32 rounding near the k-th place cannot drop a true
-# neighbour before the exact rescoring.
+# Extra candidates per query for output scoring and 3CosMul, on top of their slack.
 RESCORE_MARGIN = 4
 # gensim's most_similar_cosmul adds this to the denominator to avoid dividing by zero.
 COSMUL_EPSILON = 1e-6
@@ -187,7 +186,9 @@ class SimilarityIndex:
 
     def _search(self, queries: Sequence[NeighborQuery], restrict: int | None) -> list[Neighbors]:
         searchable = self.searchable(restrict)
-        depth = min(searchable, max(q.k + len(q.exclude) for q in queries) + RESCORE_MARGIN)
+        # Slack-selected candidates hold every row that can be in the exact top k, so no margin
+        # is needed here (FAISS's fixed cut adds its own).
+        depth = min(searchable, max(q.k + len(q.exclude) for q in queries))
         if depth == 0:
             return [_empty() for _ in queries]
         positions: Sequence[np.ndarray] | np.ndarray

@@ -22,6 +22,8 @@ KernelName = Literal["blas", "faiss"]
 # first packs the whole table (1 thread, 30,522 x 384: 0.9 ms per vector, 3.2-3.9 ms for any
 # product of 2 to 16).
 SMALL_BATCH = 3
+# Extra rows FAISS returns per direction (see FaissKernel.candidates).
+FIXED_CUT_MARGIN = 4
 
 
 class Kernel(Protocol):
@@ -94,7 +96,12 @@ class FaissKernel:
         return directions @ self.rows[:searchable].T
 
     def candidates(self, directions: np.ndarray, depth: int, searchable: int) -> np.ndarray:
-        """(batch, depth) positions of each direction's best rows (ties cut arbitrarily)."""
+        """(batch, depth + margin) positions of each direction's best rows (ties cut arbitrarily).
+
+        FAISS cuts at a fixed count, so it returns FIXED_CUT_MARGIN extra rows: float32 rounding
+        near the k-th place cannot then drop a true neighbour before the exact rescoring.
+        """
+        depth = min(depth + FIXED_CUT_MARGIN, searchable)
         params = None
         if searchable < self.index.ntotal:
             selector = faiss.IDSelectorRange(0, searchable)
