@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import Depends, FastAPI
+from fastapi.telemetry import TelemetryConfig
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.cors import CORSMiddleware
 
@@ -49,6 +50,11 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         version="0.1.0",
         summary="Lookups, cosine neighbours, analogies, similarity and output scoring over HTTP.",
         lifespan=lifespan,
+        telemetry=TelemetryConfig(
+            tracing=settings.opentelemetry,
+            metrics=settings.opentelemetry,
+            logs=settings.opentelemetry,
+        ),
     )
     app.state.settings = settings
     app.state.runtime = Runtime(settings)

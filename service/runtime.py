@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import sys
+
 import faiss
 from threadpoolctl import threadpool_limits
 
@@ -11,6 +14,18 @@ from service.config import Settings
 from service.engine.grouped import answer_items, score_items
 from service.engine.index import Prepared, SimilarityIndex
 from service.engine.queries import Neighbors, ScoreQuery, Scores
+
+
+def settle_heap() -> None:
+    """Move everything alive after start-up out of the garbage collector's sight.
+
+    The loaded app holds ~80,000 tracked objects that live as long as the process; a full
+    collection walked them all (16 ms, idle) every few hundred thousand allocations, and under
+    load those pauses were the p99 (vectors at 32 connections: 44-50 ms before, 17-19 after).
+    Objects created later, reloaded tables included, are collected as usual.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def limit_compute_threads(threads: int) -> None:
@@ -38,10 +53,13 @@ class Runtime:
         )
         self.cache = ResultCache(settings.cache_entries)
         self.compute_threads = settings.compute_threads
+        self.switch_interval = settings.switch_interval_ms / 1000
 
     def start(self) -> None:
-        """Size the compute thread pools, then start the batchers on the running event loop."""
+        """Tune threads and the heap for serving, then start the batchers on the event loop."""
         limit_compute_threads(self.compute_threads)
+        sys.setswitchinterval(self.switch_interval)
+        settle_heap()
         self.search.start()
         self.score.start()
 
