@@ -15,6 +15,7 @@ from service.api import routes_admin, routes_ops, routes_search, routes_tables, 
 from service.api.access import AccessMiddleware, KeyRing
 from service.api.admission import BodyLimitMiddleware, InFlightLimitMiddleware, require_json
 from service.api.errors import error_responses, install_error_handlers
+from service.api.fast_lane import FastLaneMiddleware
 from service.api.middleware import MetricsMiddleware
 from service.api.response_cache import ResponseCacheMiddleware
 from service.config import Settings
@@ -78,7 +79,9 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
 
 
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
-    """Innermost first: response cache, body limit, in-flight limit, access, metrics, CORS."""
+    """Innermost first: fast lane, response cache, body limit, in-flight limit, access, metrics,
+    CORS."""
+    app.add_middleware(FastLaneMiddleware)
     app.add_middleware(ResponseCacheMiddleware, cache=app.state.runtime.cache)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(

@@ -34,26 +34,26 @@ class ResponseCacheMiddleware:
         self.cache = cache
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        target = _target(scope) if self.cache.enabled else None
+        target = target_of(scope) if self.cache.enabled else None
         if target is None:
             await self.app(scope, receive, send)
             return
         message = await receive()
         key = self._key(scope, target, message)
         if key is None:
-            await self.app(scope, _replay(message, receive), send)
+            await self.app(scope, replay(message, receive), send)
             return
         cached = self.cache.get(target[1], key)
         if cached is not None:
-            await _answer(send, cached)
+            await answer_bytes(send, cached)
             return
-        await self.app(scope, _replay(message, receive), self._storing(scope, key, send))
+        await self.app(scope, replay(message, receive), self._storing(scope, key, send))
 
     def _key(self, scope: Scope, target: tuple[str, str], message: Message) -> Hashable | None:
         """(table, its load time, operation, body), or None when this cannot be cached."""
         body = message.get("body", b"")
         # Raw vectors are never cached; skipping them here also keeps them out of the hit ratio.
-        if message.get("more_body") or VECTOR_FIELD in body or not _json_content(scope):
+        if message.get("more_body") or VECTOR_FIELD in body or not json_content(scope):
             return None
         table, operation = target
         try:
@@ -77,7 +77,7 @@ class ResponseCacheMiddleware:
         return store
 
 
-def _target(scope: Scope) -> tuple[str, str] | None:
+def target_of(scope: Scope) -> tuple[str, str] | None:
     """(table, operation) for a POST to a cacheable query route."""
     if scope["type"] != "http" or scope["method"] != "POST":
         return None
@@ -90,20 +90,20 @@ def _target(scope: Scope) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-def _json_content(scope: Scope) -> bool:
+def json_content(scope: Scope) -> bool:
     for name, value in scope["headers"]:
         if name == b"content-type":
             return is_json(value.decode("latin-1"))
     return False
 
 
-async def _answer(send: Send, body: bytes) -> None:
+async def answer_bytes(send: Send, body: bytes) -> None:
     headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-def _replay(message: Message, receive: Receive) -> Receive:
+def replay(message: Message, receive: Receive) -> Receive:
     """A receive that yields the message already taken, then whatever the client sends."""
     pending = True
 
