@@ -16,8 +16,11 @@ import os
 import platform
 import random
 import sys
+import urllib.request
 from dataclasses import asdict
 from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from benchmarks.engine_throughput import blas_description
 from benchmarks.wrk import WrkResult, run_wrk
@@ -38,9 +41,10 @@ def bodies() -> dict[str, list[str]]:
     return {
         "tokens": workloads.neighbor_bodies(workloads.zipf_tokens(table, 200_000)),
         "vectors": workloads.vector_bodies(workloads.random_vectors(table.width, 25_000)),
-        # Ten rounds of the set, each with a different k: every body distinct, the cache
-        # cannot help, so the comparison shows batching alone (as for vectors).
-        "analogies": workloads.analogy_bodies(questions, rounds=10),
+        # Thirty rounds of the set, each with a different k: every body distinct. Each run
+        # gets its own share (analogy_runs), so the cache cannot help and the comparison shows
+        # batching alone (as for vectors); the hit counter is read back to confirm it.
+        "analogies": workloads.analogy_bodies(questions, rounds=30),
     }
 
 
@@ -60,10 +64,32 @@ def measure(base: str, work: dict[str, list[str]], args: argparse.Namespace, on:
         results["tokens-warmup"] = asdict(warm)
         print(f"  {'warm-up':>10} c={MAIN_CONNECTIONS:<3} {_line(warm)}", flush=True)
     record("tokens", NEIGHBORS, MAIN_CONNECTIONS, work["tokens"])
-    for connections in args.connections:
+    hits_before = analogy_cache_hits(base)
+    runs = analogy_runs(work["analogies"], len(args.connections))
+    for connections, analogies in zip(args.connections, runs, strict=True):
         record("vectors", NEIGHBORS, connections, work["vectors"])
-        record("analogies", ANALOGY, connections, work["analogies"])
+        record("analogies", ANALOGY, connections, analogies)
+    results["analogy_cache_hits"] = analogy_cache_hits(base) - hits_before
     return results
+
+
+def analogy_runs(bodies: list[str], runs: int) -> list[list[str]]:
+    """Disjoint shares of the bodies, one per run: wrk starts every run at the same bodies, so
+    shared ones would be answered from the cache filled by the runs before."""
+    return [bodies[run::runs] for run in range(runs)]
+
+
+def analogy_cache_hits(base: str) -> int:
+    """Analogy answers the server's result cache has served so far, from /metrics."""
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return sum(
+        int(sample.value)
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "embedding_service_cache_lookups_total"
+        and sample.labels == {"operation": "analogy", "result": "hit"}
+    )
 
 
 def _line(result: WrkResult) -> str:
@@ -88,8 +114,14 @@ def summary(on: dict, off: dict) -> list[str]:
         f"analogies, batching on / off: {rate(on, 'analogies') / rate(off, 'analogies'):.2f}x"
         f" (p99 on {on['analogies' + at]['p99_ms']:.1f} ms)",
     ]
-    failures = sum(r["failures"] for r in [*on.values(), *off.values()])
-    return [*lines, f"failed requests in all runs: {failures}"]
+    runs = [r for r in [*on.values(), *off.values()] if isinstance(r, dict)]
+    failures = sum(r["failures"] for r in runs)
+    hits = on["analogy_cache_hits"]
+    return [
+        *lines,
+        f"analogy answers served from the cache (batching on): {hits}",
+        f"failed requests in all runs: {failures}",
+    ]
 
 
 def plot(on: dict, off: dict, connections: list[int], path: Path) -> None:

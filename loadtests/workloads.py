@@ -43,7 +43,8 @@ def random_vectors(width: int, count: int, seed: int = 1) -> np.ndarray:
 
 
 def google_analogies(table: EmbeddingTable) -> list[tuple[str, str, str, str]]:
-    """Questions a:b :: c:d from gensim's questions-words.txt, lower-cased, all in the table."""
+    """Distinct questions a:b :: c:d from gensim's questions-words.txt, lower-cased, all in the
+    table (171 of the file's questions repeat another once lower-cased)."""
     from gensim.test.utils import datapath
 
     questions = []
@@ -53,7 +54,7 @@ def google_analogies(table: EmbeddingTable) -> list[tuple[str, str, str, str]]:
             continue
         if all(word in table.token_to_id for word in words):
             questions.append((words[0], words[1], words[2], words[3]))
-    return questions
+    return list(dict.fromkeys(questions))
 
 
 def neighbor_bodies(tokens: list[str], k: int = 10) -> list[str]:
