@@ -70,10 +70,12 @@ def vector_bodies(vectors: np.ndarray, k: int = 10) -> list[str]:
 def analogy_bodies(
     questions: list[tuple[str, str, str, str]], k: int = 10, rounds: int = 1
 ) -> list[str]:
-    """JSON bodies for b - a + c analogy requests; each round asks for one more result, so
-    every body is distinct and a cache cannot answer a repeat."""
-    return [
+    """Distinct JSON bodies for b - a + c analogy requests; each round asks for one more
+    result, so no body repeats and a cache cannot answer one (a few questions share a, b, c
+    and differ only in the expected answer; they make one body)."""
+    bodies = (
         json.dumps({"positive": [b, c], "negative": [a], "k": k + extra})
         for extra in range(rounds)
         for a, b, c, _ in questions
-    ]
+    )
+    return list(dict.fromkeys(bodies))
