@@ -128,7 +128,7 @@ def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> 
     starts = np.cumsum([0] + [len(group) for group in terms[:-1]])
     distinct, inverse = np.unique(rows, return_inverse=True)  # each row normalised once
     units = index.row_directions(distinct)[inverse]
-    means = np.add.reduceat(units * weights[:, None], starts, axis=0)
+    means = _segment_sums(units * weights[:, None], starts, [len(group) for group in terms])
     norms = np.sqrt(np.sum(means * means, axis=1))
     if not (norms > 0).all():
         raise ZeroVector("the weighted mean of the analogy terms")
@@ -146,6 +146,31 @@ def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> 
         )
         for i, (query, start, end) in enumerate(zip(queries, starts.tolist(), ends, strict=True))
     ]
+
+
+def _segment_sums(values: np.ndarray, starts: np.ndarray, counts: list[int]) -> np.ndarray:
+    """Sums of consecutive row segments, each added strictly in order from its first row.
+
+    A segment's sum never depends on the others in the batch: segments of one length are
+    summed together, column by column. (np.add.reduceat paid per segment, 3.3 of 7.7 ms per
+    1,024 three-term analogies, and does not add three or more rows in this order.)
+    """
+    if len(set(counts)) == 1:
+        return _in_order(values.reshape(len(counts), counts[0], -1))
+    sums = np.empty((len(counts), values.shape[1]))
+    lengths = np.asarray(counts)
+    for length in set(counts):
+        members = np.flatnonzero(lengths == length)
+        sums[members] = _in_order(values[starts[members, None] + np.arange(length)])
+    return sums
+
+
+def _in_order(grouped: np.ndarray) -> np.ndarray:
+    """grouped[:, 0] + grouped[:, 1] + ..., added left to right."""
+    total = grouped[:, 0].copy()
+    for term in range(1, grouped.shape[1]):
+        total += grouped[:, term]
+    return total
 
 
 def _excluded(rows: list[int], extra: frozenset[int]) -> frozenset[int]:
