@@ -140,7 +140,7 @@ def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> 
         NeighborQuery(
             directions[i],
             query.k,
-            _excluded(row_list[start:end], query.exclude),
+            query.input_rows(),
             query.restrict,
             TermMix(rows[start:end], mixed[start:end]),
         )
@@ -171,8 +171,3 @@ def _in_order(grouped: np.ndarray) -> np.ndarray:
     for term in range(1, grouped.shape[1]):
         total += grouped[:, term]
     return total
-
-
-def _excluded(rows: list[int], extra: frozenset[int]) -> frozenset[int]:
-    """The analogy's own rows and its extra exclusions (usually none)."""
-    return frozenset(rows).union(extra) if extra else frozenset(rows)
