@@ -22,7 +22,7 @@ from dataclasses import replace
 import numpy as np
 
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
-from service.engine.kernels import KernelName, make_kernel
+from service.engine.kernels import RESCORE_MARGIN, KernelName, make_kernel
 from service.engine.queries import (
     AnalogyMethod,
     AnalogyQuery,
@@ -38,8 +38,6 @@ from service.engine.topk import candidate_rows
 
 __all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "SimilarityIndex", "Term"]
 
-# Extra candidates per query for output scoring and 3CosMul, on top of their slack.
-RESCORE_MARGIN = 4
 # gensim's most_similar_cosmul adds this to the denominator to avoid dividing by zero.
 COSMUL_EPSILON = 1e-6
 # Relative slack for 3CosMul candidates, far above the float32 error of its factors.

@@ -22,8 +22,9 @@ KernelName = Literal["blas", "faiss"]
 # first packs the whole table (1 thread, 30,522 x 384: 0.9 ms per vector, 3.2-3.9 ms for any
 # product of 2 to 16).
 SMALL_BATCH = 3
-# Extra rows FAISS returns per direction (see FaissKernel.candidates).
-FIXED_CUT_MARGIN = 4
+# Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of their
+# slack, output scoring and 3CosMul) could otherwise lose a near-tie to float32 rounding.
+RESCORE_MARGIN = 4
 
 
 class Kernel(Protocol):
@@ -98,10 +99,10 @@ class FaissKernel:
     def candidates(self, directions: np.ndarray, depth: int, searchable: int) -> np.ndarray:
         """(batch, depth + margin) positions of each direction's best rows (ties cut arbitrarily).
 
-        FAISS cuts at a fixed count, so it returns FIXED_CUT_MARGIN extra rows: float32 rounding
+        FAISS cuts at a fixed count, so it returns RESCORE_MARGIN extra rows: float32 rounding
         near the k-th place cannot then drop a true neighbour before the exact rescoring.
         """
-        depth = min(depth + FIXED_CUT_MARGIN, searchable)
+        depth = min(depth + RESCORE_MARGIN, searchable)
         params = None
         if searchable < self.index.ntotal:
             selector = faiss.IDSelectorRange(0, searchable)

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.errors import InvalidQuery
-from service.engine.index import RESCORE_MARGIN, SimilarityIndex
-from service.engine.kernels import float32_dot_error
+from service.engine.index import SimilarityIndex
+from service.engine.kernels import RESCORE_MARGIN, float32_dot_error
 from service.engine.queries import ScoreQuery, Scores
 from service.engine.topk import candidate_rows
 
