@@ -52,7 +52,7 @@ def candidates_by_terms(
     # Each term score carries a float32 dot-product error, scaled by its weight; the sum adds
     # one rounding per term on top.
     error = float32_dot_error(index.table.width) + 2.0**-23
-    sums = _Sums(term_scores, inverse, np.concatenate([mix.weights for mix in mixes]), mixes)
+    sums = _Sums(term_scores, inverse, mixes)
     combined = np.empty((min(CHUNK, len(mixes)), searchable), dtype=np.float32)
     found: list[np.ndarray] = []
     for first in range(0, len(mixes), CHUNK):
@@ -72,14 +72,10 @@ class _Sums:
     """
 
     def __init__(
-        self,
-        term_scores: np.ndarray,
-        columns: np.ndarray,
-        weights: np.ndarray,
-        mixes: Sequence[TermMix],
+        self, term_scores: np.ndarray, columns: np.ndarray, mixes: Sequence[TermMix]
     ) -> None:
         self.term_scores = term_scores
-        self.weights = weights
+        self.weights = weights = np.concatenate([mix.weights for mix in mixes])
         self.bounds = np.cumsum([0] + [mix.rows.size for mix in mixes]).tolist()
         magnitude = np.abs(weights)
         starts = self.bounds[:-1]
