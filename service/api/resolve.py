@@ -80,7 +80,7 @@ class Resolver:
         else:
             row = self.row(request.token) if request.token is not None else request.id
             assert row is not None
-            vector = self.served.index.row_directions(self.served.table.check_ids([row]))[0]
+            vector = self.served.index.store.directions(self.served.table.check_ids([row]))[0]
             exclude = exclude | {row}
         return NeighborQuery(vector, self.k(request.k), exclude, request.restrict)
 

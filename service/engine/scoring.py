@@ -24,7 +24,7 @@ def prepare_score(index: SimilarityIndex, query: ScoreQuery) -> ScoreQuery:
     if query.target is not None:
         index.table.check_ids([query.target])
     return ScoreQuery(
-        vector=index.check_vector(query.vector).astype(np.float32),
+        vector=index.store.check_vector(query.vector).astype(np.float32),
         k=query.k,
         softmax=query.softmax,
         temperature=query.temperature,
