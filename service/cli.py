@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from service.config import TableSpec, default_table, load_settings
 from service.engine.errors import EngineError
 from service.engine.loaders import FORMATS
-from service.tables import read_spec
+from service.loading import read_spec
 
 PROGRAM = "embedding-service"
 
@@ -102,7 +102,7 @@ def serve(args: argparse.Namespace) -> int:
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
-    GracefulServer(config, registry, app.state.tables, settings.drain_seconds).run()
+    GracefulServer(config, registry, app.state.loader, settings.drain_seconds).run()
     return 0
 
 

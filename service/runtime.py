@@ -51,7 +51,7 @@ class Runtime:
         self.score: Batcher[tuple[SimilarityIndex, ScoreQuery], Scores] = Batcher(
             "score", score_per_table, batching
         )
-        self.cache = ResultCache(settings.cache_entries)
+        self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.compute_threads = settings.compute_threads
         self.switch_interval = settings.switch_interval_ms / 1000
 

@@ -3,7 +3,7 @@
 Two interchangeable kernels hold the unit-normalised rows once each:
 - BlasKernel (default): the rows transposed, so a batch is one plain matrix product
   (directions @ rows^T without a transposed operand); measured the fastest here for every batch
-  size from 1 to 512 (benchmarks/kernels.py, BENCHMARKS.md).
+  size from 1 to 512 (benchmarks/engine_throughput.py, BENCHMARKS.md).
 - FaissKernel: a FAISS IndexFlatIP and its own exhaustive search.
 """
 
