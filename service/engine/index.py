@@ -143,7 +143,7 @@ class SimilarityIndex:
         if depth == 0:
             return [_empty() for _ in queries]
         positions: Sequence[np.ndarray] | np.ndarray
-        if shares_terms(queries):
+        if shares_terms(queries, searchable):
             positions = candidates_by_terms(self.store, self.kernel, queries, depth, searchable)
         else:
             directions = np.stack([q.vector for q in queries]).astype(np.float32)

@@ -16,6 +16,9 @@ from service.engine.rows import RowStore
 
 # Candidates rescored together: 512 rows of 384 float64 are 1.5 MB per temporary.
 CHUNK = 512
+# Queries rescored together: their candidate and exclusion arrays are the other temporaries
+# (256 queries with k=1000 and 1,000 exclusions each held 25 MB of them at once).
+QUERY_CHUNK = 32
 
 
 def rescore(
@@ -24,6 +27,18 @@ def rescore(
     positions: Sequence[np.ndarray] | np.ndarray,
 ) -> list[Neighbors]:
     """Each query's candidates scored in float64 from the raw rows, best k first (ties: id)."""
+    results: list[Neighbors] = []
+    for start in range(0, len(queries), QUERY_CHUNK):
+        part = slice(start, start + QUERY_CHUNK)
+        results.extend(_rescore(store, queries[part], positions[part]))
+    return results
+
+
+def _rescore(
+    store: RowStore,
+    queries: Sequence[NeighborQuery],
+    positions: Sequence[np.ndarray] | np.ndarray,
+) -> list[Neighbors]:
     counts = [len(p) for p in positions]
     flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in positions])
     owner = np.repeat(np.arange(len(queries)), counts)

@@ -16,7 +16,7 @@ from typing import cast
 import numpy as np
 
 from service.engine.errors import ZeroVector
-from service.engine.kernels import Kernel, float32_dot_error
+from service.engine.kernels import SCORES_BUDGET, Kernel, float32_dot_error
 from service.engine.queries import AnalogyQuery, NeighborQuery, TermMix
 from service.engine.rows import RowStore
 from service.engine.topk import candidate_rows
@@ -29,13 +29,15 @@ MAX_TERMS_PER_QUERY = 0.5
 CHUNK = 32
 
 
-def shares_terms(queries: Sequence[NeighborQuery]) -> bool:
-    """Whether every query is a mix of table rows and they share enough of them."""
+def shares_terms(queries: Sequence[NeighborQuery], searchable: int) -> bool:
+    """Whether every query is a mix of table rows, they share enough of them, and the distinct
+    rows' scores fit in the scores budget (else the direct pass, which scores in blocks)."""
     mixes = [query.mix for query in queries]
     if len(mixes) < 8 or any(mix is None for mix in mixes):
         return False
     distinct = np.unique(np.concatenate([mix.rows for mix in mixes if mix is not None]))
-    return distinct.size <= MAX_TERMS_PER_QUERY * len(mixes)
+    fits = 4 * distinct.size * searchable <= SCORES_BUDGET
+    return fits and distinct.size <= MAX_TERMS_PER_QUERY * len(mixes)
 
 
 def candidates_by_terms(
@@ -50,7 +52,7 @@ def candidates_by_terms(
     rows = np.concatenate([mix.rows for mix in mixes])
     distinct, inverse = np.unique(rows, return_inverse=True)
     units = store.directions(distinct).astype(np.float32)
-    term_scores = kernel.scores(units, searchable)
+    term_scores = kernel.scores(units, 0, searchable)
     # Each term score carries a float32 dot-product error, scaled by its weight; the sum adds
     # one rounding per term on top.
     error = float32_dot_error(store.width) + 2.0**-23

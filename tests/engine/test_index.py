@@ -147,7 +147,7 @@ def test_analogies_sharing_terms_equal_each_alone(minilm: EmbeddingTable) -> Non
             AnalogyQuery(positive=positive, negative=negative, k=int(rng.integers(1, 20)))
         )
     prepared = [index.prepare_analogy(query) for query in queries]
-    assert shares_terms(prepared)
+    assert shares_terms(prepared, minilm.rows)
     for query, together in zip(queries, index.analogies(queries), strict=True):
         [alone] = index.analogies([query])
         np.testing.assert_array_equal(together.ids, alone.ids)
