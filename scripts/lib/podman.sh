@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/container-smoke and scripts/compose-smoke: podman as this kind of machine
 # needs it, the Debian packages, and the base image both build on.
 #
@@ -15,6 +16,7 @@ sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
 # The flags that make podman work in this sandbox: runc with cgroupfs (no systemd), and
 # open-file/process limits below the sandbox's hard limits (podman's defaults exceed them).
 PODMAN_GLOBAL_FLAGS=(--runtime runc --cgroup-manager cgroupfs)
+# shellcheck disable=SC2206  # unquoted on purpose: no sudo, no word
 podman=($sudo podman "${PODMAN_GLOBAL_FLAGS[@]}")
 ULIMITS=(--ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 # Builds: --format docker keeps HEALTHCHECK (the OCI format drops it); the host's network and
@@ -32,7 +34,8 @@ install_packages() {
     [ ${#missing[@]} -eq 0 ] && return
     echo "$SMOKE: installing ${missing[*]}"
     $sudo apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null \
+        2> >(grep -v "^debconf: delaying package configuration" >&2)
 }
 
 bootstrap_base_image() {
@@ -43,7 +46,8 @@ bootstrap_base_image() {
     if ! "${podman[@]}" image exists "$BASE_IMAGE"; then
         local tarball="$CACHE_DIR/bookworm-python.tar"
         [ -f "$tarball" ] || debootstrap_base "$tarball"
-        "${podman[@]}" import --change 'CMD ["/bin/bash"]' "$tarball" "$BASE_IMAGE" >/dev/null
+        "${podman[@]}" import --quiet --change 'CMD ["/bin/bash"]' "$tarball" "$BASE_IMAGE" \
+            >/dev/null
     fi
     exec {lock}>&-
 }

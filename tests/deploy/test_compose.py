@@ -19,6 +19,7 @@ from tests.deploy.conftest import DEPLOY, REPO, load_yaml, run_tool
 
 COMPOSE = REPO / "docker-compose.yml"
 MY_TABLES = DEPLOY / "compose" / "my-tables.yml"
+STANDINS = DEPLOY / "compose" / "standins.yml"
 # ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?error}, ${NAME?error}; $$ is a literal $.
 VARIABLE = re.compile(r"\$\{(?P<name>\w+)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
 
@@ -53,7 +54,7 @@ def services() -> dict[str, Any]:
     return load_yaml(COMPOSE)["services"]
 
 
-@pytest.mark.parametrize("path", [COMPOSE, MY_TABLES], ids=lambda path: path.name)
+@pytest.mark.parametrize("path", [COMPOSE, MY_TABLES, STANDINS], ids=lambda path: path.name)
 def test_compose_files_match_the_compose_spec(path: Path) -> None:
     run_tool("check-jsonschema", "--builtin-schema", "vendor.compose-spec", path)
 
@@ -135,6 +136,13 @@ def test_prometheus_admin_endpoints_are_off(services: dict[str, Any]) -> None:
 
 def test_every_compose_variable_is_documented() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    for path in (COMPOSE,):
+    for path in (COMPOSE, MY_TABLES):
         for name in {match["name"] for match in VARIABLE.finditer(path.read_text("utf-8"))}:
             assert f"`{name}" in readme, f"{path.name} reads {name}, which README.md never names"
+
+
+def test_standins_override_swaps_only_the_prometheus_image() -> None:
+    override = load_yaml(STANDINS)
+    assert override == {
+        "services": {"prometheus": {"image": override["services"]["prometheus"]["image"]}}
+    }

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
+from deploy import stack_check
 from deploy.live_monitoring import (
     JOB,
     alert_queries,
@@ -189,3 +190,14 @@ def test_every_metric_named_is_exported(service: str, loaded: dict[int, int]) ->
 
 def test_job_variable_finds_the_job(prometheus: str, loaded: dict[int, int]) -> None:
     assert grafana_job(prometheus) == JOB
+
+
+def test_compose_smoke_checks_pass_here(
+    service: str, prometheus: str, loaded: dict[int, int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scripts/compose-smoke's checks (deploy/stack_check.py), against this Prometheus."""
+    code = stack_check.run(service, prometheus, ["minilm"], stack_check.Report())
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0, "\n".join(lines)
+    panels = [line for line in lines if line.startswith("ok    panel ")]
+    assert len(panels) == len(dashboard_queries(GRAFANA_VARIABLES))
