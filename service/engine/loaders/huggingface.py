@@ -16,21 +16,18 @@ from service.engine.loaders.files import (
     read_lines,
     require_file,
 )
+from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.table import EmbeddingTable
 
-DEFAULT_TENSOR = "embeddings.word_embeddings.weight"
 
-
-def load_huggingface(
-    path: str | Path, tensor: str = DEFAULT_TENSOR, vocab: str | Path | None = None
-) -> EmbeddingTable:
+def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
     """Load one tensor of a Hugging Face model (directory or `.safetensors` file) as the table."""
     path = Path(path)
-    vectors = _read_tensor(_weights_file(path, tensor), tensor)
+    vectors = _read_tensor(_weights_file(path, options.tensor), options.tensor)
     folder = path if path.is_dir() else path.parent
     vocab_path = (
-        Path(vocab)
-        if vocab
+        Path(options.vocab)
+        if options.vocab
         else first_existing(path, [folder / "vocab.txt", folder / "tokenizer.json"], "vocabulary")
     )
     is_json = vocab_path.suffix == ".json"

@@ -13,16 +13,17 @@ from service.engine.loaders.files import (
     read_lines,
     require_file,
 )
+from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.table import EmbeddingTable
 
 
-def load_npy(path: str | Path, vocab_path: str | Path | None = None) -> EmbeddingTable:
+def load_npy(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
     """Load a NumPy `.npy` matrix plus a vocabulary file with one token per line."""
     path = Path(path)
     vectors = _read_npy(path)
     vocab = (
-        Path(vocab_path)
-        if vocab_path
+        Path(options.vocab)
+        if options.vocab
         else first_existing(
             path, [path.with_suffix(".vocab"), path.with_suffix(".txt")], "vocabulary"
         )

@@ -9,18 +9,17 @@ import numpy as np
 
 from service.engine.errors import TableLoadError
 from service.engine.loaders.files import check_vocabulary, read_lines, require_file
+from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.table import EmbeddingTable, MetadataValue
 
 
-def load_projector(
-    tensor_path: str | Path, labels_path: str | Path | None = None, width: int | None = None
-) -> EmbeddingTable:
+def load_projector(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
     """Load an Embedding Projector table: raw float32 `.bytes` plus a labels `.tsv`."""
-    tensor_path = Path(tensor_path)
+    tensor_path = Path(path)
     size = require_file(tensor_path)
-    labels = Path(labels_path) if labels_path else tensor_path.with_suffix(".tsv")
+    labels = options.labels or tensor_path.with_suffix(".tsv")
     tokens, metadata = _read_labels(labels)
-    width = _projector_width(tensor_path, size, len(tokens), width)
+    width = _projector_width(tensor_path, size, len(tokens), options.width)
     vectors = _read_float32(tensor_path).reshape(-1, width)
     check_vocabulary(labels, len(tokens), len(vectors), tensor_path)
     return EmbeddingTable(tokens, vectors, metadata, source=str(tensor_path))
