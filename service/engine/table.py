@@ -117,8 +117,12 @@ def _check_tokens(tokens: Sequence[str], rows: int, source: str) -> None:
         )
     if len(set(tokens)) != rows:
         duplicates = [token for token, count in Counter(tokens).items() if count > 1]
-        shown = ", ".join(repr(token) for token in duplicates[:5])
-        raise TableLoadError(source, f"{len(duplicates)} duplicate token(s), e.g. {shown}")
+        # Rows, not the tokens: a table's source may be a file that must not be quoted.
+        first = tokens.index(duplicates[0])
+        again = tokens.index(duplicates[0], first + 1)
+        raise TableLoadError(
+            source, f"{len(duplicates)} duplicate token(s), e.g. rows {first} and {again}"
+        )
 
 
 def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: str) -> None:

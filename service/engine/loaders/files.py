@@ -56,8 +56,9 @@ def mapped(path: Path) -> Iterator[mmap.mmap]:
 
 
 def read_error(path: Path, error: Exception) -> TableLoadError:
-    """The TableLoadError reporting that `path` could not be read."""
-    return TableLoadError(path, f"cannot read: {getattr(error, 'strerror', None) or error}")
+    """The TableLoadError reporting that `path` could not be read (the OS's reason only)."""
+    # Only the OS's reason: other errors' messages can quote the file (gzip quotes its magic).
+    return TableLoadError(path, f"cannot read: {getattr(error, 'strerror', None) or 'I/O error'}")
 
 
 def _read_text(path: Path) -> str:
@@ -85,8 +86,12 @@ def read_json(path: Path) -> dict[str, Any]:
     """The JSON object stored in `path`."""
     try:
         data = json.loads(_read_text(path))
-    except ValueError as error:
-        raise TableLoadError(path, f"invalid JSON: {error}") from None
+    except json.JSONDecodeError as error:
+        # The position only: the decoder's own message can quote the offending characters.
+        where = f"line {error.lineno} column {error.colno}"
+        raise TableLoadError(path, f"invalid JSON at {where}") from None
+    except RecursionError:
+        raise TableLoadError(path, "invalid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise TableLoadError(path, f"expected a JSON object, got {type(data).__name__}")
     return data

@@ -12,6 +12,7 @@ from service.engine.errors import TableLoadError
 from service.engine.loaders.files import (
     check_vocabulary,
     first_existing,
+    read_error,
     read_json,
     read_lines,
     require_file,
@@ -64,8 +65,13 @@ def _read_tensor(path: Path, tensor: str) -> np.ndarray:
             if handle.get_slice(tensor).get_dtype() == "BF16":
                 return _read_bfloat16(path, tensor)
             return np.asarray(handle.get_tensor(tensor))
-    except (SafetensorError, OSError, ValueError, TypeError, KeyError) as error:
-        raise TableLoadError(path, f"cannot read tensor {tensor!r}: {error}") from None
+    except OSError as error:
+        raise read_error(path, error) from None
+    # The library's messages can quote the header (an unknown dtype, a key), so none is passed on.
+    except (SafetensorError, ValueError, TypeError, KeyError):
+        raise TableLoadError(
+            path, f"cannot read tensor {tensor!r}: not a valid safetensors file"
+        ) from None
 
 
 def _read_bfloat16(path: Path, tensor: str) -> np.ndarray:
@@ -95,8 +101,10 @@ def _read_tokenizer(path: Path) -> list[str]:
             else {int(i): str(token) for token, i in vocab.items()}
         )
         by_id.update({int(t["id"]): str(t["content"]) for t in data.get("added_tokens", [])})
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-        raise TableLoadError(path, f"no usable model.vocab / added_tokens: {error!r}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        raise TableLoadError(
+            path, "no usable model.vocab / added_tokens (token -> integer id, or [token, score])"
+        ) from None
     if sorted(by_id) != list(range(len(by_id))):
         raise TableLoadError(
             path, f"token ids are not exactly 0..{len(by_id) - 1} ({min(by_id)}..{max(by_id)})"

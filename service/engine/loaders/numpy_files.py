@@ -39,8 +39,9 @@ def _read_npy(path: Path) -> np.ndarray:
         array = np.load(path, allow_pickle=False)
     # The header parser beneath np.load raises many types on garbled input (ValueError,
     # SyntaxError, tokenize.TokenError, EOFError, MemoryError for an absurd shape, ...).
-    except Exception as error:
-        raise TableLoadError(path, f"not a readable .npy file: {error}") from None
+    # Their messages quote the header, so none is passed on.
+    except Exception:
+        raise TableLoadError(path, "not a readable .npy file (bad magic or header)") from None
     if not isinstance(array, np.ndarray):
         raise TableLoadError(path, "expected one .npy array, got an .npz archive")
     if array.ndim != 2:

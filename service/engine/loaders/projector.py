@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import check_vocabulary, read_lines, require_file
+from service.engine.loaders.files import check_vocabulary, read_error, read_lines, require_file
 from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.table import EmbeddingTable, MetadataValue
 
@@ -42,7 +42,8 @@ def _read_labels(path: Path) -> tuple[list[str], dict[str, list[MetadataValue]]]
         return lines, {}
     header = lines[0].split("\t")
     if len(set(header)) != len(header):
-        raise TableLoadError(path, f"line 1: duplicate column names in header {header}")
+        first, again = _first_repeat(header)
+        raise TableLoadError(path, f"line 1: columns {first + 1} and {again + 1} have one name")
     rows = [_label_fields(line, len(header), n, path) for n, line in enumerate(lines[1:], 2)]
     if not rows:
         raise TableLoadError(path, "no labels after the header row")
@@ -51,6 +52,15 @@ def _read_labels(path: Path) -> tuple[list[str], dict[str, list[MetadataValue]]]
         name: _parse_column(column) for name, column in zip(header[1:], columns[1:], strict=True)
     }
     return list(columns[0]), metadata
+
+
+def _first_repeat(names: Sequence[str]) -> tuple[int, int]:
+    seen: dict[str, int] = {}
+    for column, name in enumerate(names):
+        if name in seen:
+            return seen[name], column
+        seen[name] = column
+    raise ValueError("no repeated name")
 
 
 def _label_fields(line: str, columns: int, number: int, path: Path) -> list[str]:
@@ -74,5 +84,5 @@ def _parse_column(values: Sequence[str]) -> list[MetadataValue]:
 def _read_float32(path: Path) -> np.ndarray:
     try:
         return np.fromfile(path, dtype="<f4")
-    except (OSError, ValueError) as error:
-        raise TableLoadError(path, f"cannot read float32 data: {error}") from None
+    except OSError as error:
+        raise read_error(path, error) from None

@@ -128,5 +128,7 @@ def _split_row(
         # the row number; numpy's overflow warning would only be noise before that error.
         with np.errstate(over="ignore"):
             return token, np.array(parts[1:], dtype=np.float32)
-    except ValueError as error:
-        raise TableLoadError(path, f"line {number}: {error}") from None
+    except ValueError:
+        # numpy's message quotes the value; the position is enough to find it.
+        bad = next((i for i, part in enumerate(parts[1:], 1) if not _is_number(part)), "")
+        raise TableLoadError(path, f"line {number}: value {bad} is not a number") from None

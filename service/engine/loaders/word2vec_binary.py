@@ -31,7 +31,8 @@ def _binary_header(data: mmap.mmap, path: Path) -> tuple[int, int, int]:
     line = data[: end if end >= 0 else 64].decode("ascii", "replace")
     header = parse_header(line) if end >= 0 else None
     if header is None:
-        raise TableLoadError(path, f"bad header: expected 'rows width' on line 1, got {line!r}")
+        # Never quote the line: the path may point at a file that is not a table at all.
+        raise TableLoadError(path, "bad header: expected 'rows width' on line 1")
     return header[0], header[1], end + 1
 
 

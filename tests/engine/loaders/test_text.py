@@ -90,7 +90,7 @@ def test_text_non_finite_value(tmp_path: Path, value: str) -> None:
 def test_duplicate_tokens(tmp_path: Path) -> None:
     path = tmp_path / "dup.txt"
     path.write_text("3 2\nthe 1 2\nking 3 4\nthe 5 6\n", encoding="utf-8")
-    with load_error(path, "1 duplicate token(s), e.g. 'the'"):
+    with load_error(path, "1 duplicate token(s), e.g. rows 0 and 2"):
         load_text(path)
 
 
