@@ -10,7 +10,7 @@ from __future__ import annotations
 from service.engine.loaders.formats import FORMATS, LOADERS, detect_format, load_table
 from service.engine.loaders.huggingface import load_huggingface
 from service.engine.loaders.numpy_files import load_npy
-from service.engine.loaders.options import DEFAULT_TENSOR, LoadOptions
+from service.engine.loaders.options import DEFAULT_TENSOR, LoadOptions, UnicodeErrors
 from service.engine.loaders.projector import load_projector
 from service.engine.loaders.text import load_text
 from service.engine.loaders.word2vec_binary import load_word2vec_binary
@@ -20,6 +20,7 @@ __all__ = [
     "FORMATS",
     "LOADERS",
     "LoadOptions",
+    "UnicodeErrors",
     "detect_format",
     "load_huggingface",
     "load_npy",

@@ -24,7 +24,8 @@ from service.engine.table import EmbeddingTable
 def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
     """Load one tensor of a Hugging Face model (directory or `.safetensors` file) as the table."""
     path = Path(path)
-    vectors = _read_tensor(_weights_file(path, options.tensor), options.tensor)
+    weights = _weights_file(path, options.tensor)
+    vectors = _read_tensor(weights, options.tensor, options.limit)
     folder = path if path.is_dir() else path.parent
     vocab_path = (
         Path(options.vocab)
@@ -32,9 +33,10 @@ def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> Embed
         else first_existing(path, [folder / "vocab.txt", folder / "tokenizer.json"], "vocabulary")
     )
     is_json = vocab_path.suffix == ".json"
-    tokens = _read_tokenizer(vocab_path) if is_json else read_lines(vocab_path)
-    check_vocabulary(vocab_path, len(tokens), len(vectors), path)
-    return EmbeddingTable(tokens, vectors, source=str(path))
+    errors = options.unicode_errors
+    tokens = _read_tokenizer(vocab_path) if is_json else read_lines(vocab_path, errors)
+    check_vocabulary(vocab_path, len(tokens), _tensor_rows(weights, options.tensor), path)
+    return EmbeddingTable(tokens[: len(vectors)], vectors, source=str(path))
 
 
 def _weights_file(path: Path, tensor: str) -> Path:
@@ -55,16 +57,18 @@ def _weights_file(path: Path, tensor: str) -> Path:
     return path / Path(str(weight_map[tensor])).name
 
 
-def _read_tensor(path: Path, tensor: str) -> np.ndarray:
+def _read_tensor(path: Path, tensor: str, limit: int | None) -> np.ndarray:
     require_file(path)
     try:
         with safe_open(path, framework="numpy") as handle:
             names = list(handle.keys())
             if tensor not in names:
                 raise TableLoadError(path, _missing_tensor(tensor, names))
-            if handle.get_slice(tensor).get_dtype() == "BF16":
-                return _read_bfloat16(path, tensor)
-            return np.asarray(handle.get_tensor(tensor))
+            rows = handle.get_slice(tensor)
+            if rows.get_dtype() == "BF16":
+                widened = _read_bfloat16(path, tensor)
+                return widened[:limit].copy() if limit else widened
+            return np.asarray(rows[:limit] if limit else handle.get_tensor(tensor))
     except OSError as error:
         raise read_error(path, error) from None
     # The library's messages can quote the header (an unknown dtype, a key), so none is passed on.
@@ -72,6 +76,11 @@ def _read_tensor(path: Path, tensor: str) -> np.ndarray:
         raise TableLoadError(
             path, f"cannot read tensor {tensor!r}: not a valid safetensors file"
         ) from None
+
+
+def _tensor_rows(path: Path, tensor: str) -> int:
+    with safe_open(path, framework="numpy") as handle:
+        return int(handle.get_slice(tensor).get_shape()[0])
 
 
 def _read_bfloat16(path: Path, tensor: str) -> np.ndarray:

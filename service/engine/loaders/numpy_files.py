@@ -28,20 +28,24 @@ def load_npy(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTabl
             path, [path.with_suffix(".vocab"), path.with_suffix(".txt")], "vocabulary"
         )
     )
-    tokens = read_lines(vocab)
+    tokens = read_lines(vocab, options.unicode_errors)
     check_vocabulary(vocab, len(tokens), len(vectors), path)
-    return EmbeddingTable(tokens, vectors, source=str(path))
+    rows = min(len(tokens), options.limit or len(tokens))
+    # Mapped, so a limit reads only its rows; the table is a copy, not a view of the file.
+    return EmbeddingTable(tokens[:rows], np.array(vectors[:rows]), source=str(path))
 
 
 def _read_npy(path: Path) -> np.ndarray:
     require_file(path)
     try:
-        array = np.load(path, allow_pickle=False)
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
     # The header parser beneath np.load raises many types on garbled input (ValueError,
     # SyntaxError, tokenize.TokenError, EOFError, MemoryError for an absurd shape, ...).
     # Their messages quote the header, so none is passed on.
     except Exception:
-        raise TableLoadError(path, "not a readable .npy file (bad magic or header)") from None
+        raise TableLoadError(
+            path, "not a readable .npy file (bad magic, header or length)"
+        ) from None
     if not isinstance(array, np.ndarray):
         raise TableLoadError(path, "expected one .npy array, got an .npz archive")
     if array.ndim != 2:

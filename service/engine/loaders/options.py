@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 DEFAULT_TENSOR = "embeddings.word_embeddings.weight"
+
+# As in gensim: how bytes that are not valid UTF-8 become text.
+UnicodeErrors = Literal["strict", "replace", "ignore"]
 
 
 @dataclass(frozen=True)
@@ -16,6 +20,8 @@ class LoadOptions:
     labels: Path | None = None
     tensor: str = DEFAULT_TENSOR
     width: int | None = None
+    limit: int | None = None  # read only the first `limit` rows, as gensim's limit
+    unicode_errors: UnicodeErrors = "strict"
 
 
 DEFAULTS = LoadOptions()

@@ -8,7 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import check_vocabulary, read_error, read_lines, require_file
+from service.engine.loaders.files import (
+    check_vocabulary,
+    first_existing,
+    read_error,
+    read_lines,
+    require_file,
+)
 from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.table import EmbeddingTable, MetadataValue
 
@@ -17,12 +23,21 @@ def load_projector(path: str | Path, options: LoadOptions = DEFAULTS) -> Embeddi
     """Load an Embedding Projector table: raw float32 `.bytes` plus a labels `.tsv`."""
     tensor_path = Path(path)
     size = require_file(tensor_path)
-    labels = options.labels or tensor_path.with_suffix(".tsv")
-    tokens, metadata = _read_labels(labels)
+    labels = options.labels or first_existing(tensor_path, _labels_files(tensor_path), "labels")
+    tokens, metadata = _read_labels(labels, options.unicode_errors)
     width = _projector_width(tensor_path, size, len(tokens), options.width)
-    vectors = _read_float32(tensor_path).reshape(-1, width)
-    check_vocabulary(labels, len(tokens), len(vectors), tensor_path)
-    return EmbeddingTable(tokens, vectors, metadata, source=str(tensor_path))
+    check_vocabulary(labels, len(tokens), size // (4 * width), tensor_path)
+    rows = min(len(tokens), options.limit or len(tokens))
+    vectors = _read_float32(tensor_path, rows * width).reshape(-1, width)
+    metadata = {name: column[:rows] for name, column in metadata.items()}
+    return EmbeddingTable(tokens[:rows], vectors, metadata, source=str(tensor_path))
+
+
+def _labels_files(tensor_path: Path) -> list[Path]:
+    # The projector's own naming (NAME_tensors.bytes beside NAME_labels.tsv), then the stem's.
+    stem = tensor_path.stem
+    own = [tensor_path.with_name(f"{stem.removesuffix('_tensors')}_labels.tsv")]
+    return [*(own if stem.endswith("_tensors") else []), tensor_path.with_suffix(".tsv")]
 
 
 def _projector_width(path: Path, size: int, rows: int, width: int | None) -> int:
@@ -35,8 +50,8 @@ def _projector_width(path: Path, size: int, rows: int, width: int | None) -> int
     return width or size // (4 * rows)
 
 
-def _read_labels(path: Path) -> tuple[list[str], dict[str, list[MetadataValue]]]:
-    lines = read_lines(path)
+def _read_labels(path: Path, errors: str) -> tuple[list[str], dict[str, list[MetadataValue]]]:
+    lines = read_lines(path, errors)
     # The projector's convention: only a file with several columns has a header row.
     if "\t" not in lines[0]:
         return lines, {}
@@ -81,8 +96,8 @@ def _parse_column(values: Sequence[str]) -> list[MetadataValue]:
     return list(values)
 
 
-def _read_float32(path: Path) -> np.ndarray:
+def _read_float32(path: Path, count: int) -> np.ndarray:
     try:
-        return np.fromfile(path, dtype="<f4")
+        return np.fromfile(path, dtype="<f4", count=count)
     except OSError as error:
         raise read_error(path, error) from None

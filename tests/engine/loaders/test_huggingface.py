@@ -143,3 +143,11 @@ def test_tokenizer_json_ids_must_be_contiguous(tmp_path: Path, vectors: np.ndarr
 def test_model_dir_without_weights(tmp_path: Path) -> None:
     with load_error(tmp_path, "no model.safetensors"):
         load_huggingface(tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_huggingface_limit(tmp_path: Path, vectors: np.ndarray, dtype: type) -> None:
+    folder = save_model(tmp_path / "model", {DEFAULT_TENSOR: vectors.astype(dtype)})
+    table = load_table(folder, limit=3)
+    assert table.tokens == tuple(TOKENS[:3])
+    np.testing.assert_array_equal(table.vectors, vectors.astype(dtype)[:3].astype(np.float32))

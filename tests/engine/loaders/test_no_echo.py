@@ -38,6 +38,8 @@ CRAFTED = {
         npy_with_header(f"{{'descr': '{MARKER}', 'fortran_order': False, 'shape': (2, 2)}}"),
     ),
     "npy magic": ("t.npy", SECRET.encode()),
+    "gzip magic": ("t.bin.gz", SECRET.encode()),
+    "bz2 magic": ("t.txt.bz2", SECRET.encode()),
     "safetensors dtype": (
         "t.safetensors",
         safetensors_with_header({"w": {"dtype": MARKER, "shape": [1], "data_offsets": [0, 4]}}),

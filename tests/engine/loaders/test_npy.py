@@ -67,3 +67,13 @@ def test_npy_not_a_numpy_file(tmp_path: Path) -> None:
     path.write_bytes(b"\x93NUMPY garbage")
     with load_error(path, "not a readable .npy file"):
         load_npy(path)
+
+
+def test_npy_limit(tmp_path: Path, vectors: np.ndarray) -> None:
+    path = tmp_path / "table.npy"
+    np.save(path, vectors)
+    write_vocab(tmp_path / "table.vocab", TOKENS)
+    table = load_table(path, limit=2)
+    assert table.tokens == tuple(TOKENS[:2])
+    np.testing.assert_array_equal(table.vectors, vectors[:2])
+    assert table.vectors.base is None or not isinstance(table.vectors.base, np.memmap)

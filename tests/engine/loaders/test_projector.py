@@ -61,3 +61,29 @@ def test_projector_ragged_labels(tmp_path: Path, vectors: np.ndarray) -> None:
     labels = write_vocab(tmp_path / "tensors.tsv", ["word\tcount", "the\t1", "king"])
     with load_error(labels, "line 3: expected 2 tab-separated columns, found 1"):
         load_projector(path)
+
+
+def test_projector_own_file_names_need_no_options(tmp_path: Path, vectors: np.ndarray) -> None:
+    # As the projector's demo ships them: NAME_tensors.bytes beside NAME_labels.tsv.
+    path = tmp_path / "word2vec_10000_200d_tensors.bytes"
+    vectors.tofile(path)
+    write_vocab(tmp_path / "word2vec_10000_200d_labels.tsv", TOKENS)
+    assert detect_format(path) == "projector"
+    assert_table(load_table(path), vectors, path)
+
+
+def test_projector_without_labels_names_what_it_looked_for(tmp_path: Path, vectors: np.ndarray):
+    path = tmp_path / "demo_tensors.bytes"
+    vectors.tofile(path)
+    with load_error(path, "no labels file found next to it (looked for demo_labels.tsv, demo"):
+        load_table(path)
+
+
+def test_projector_limit(tmp_path: Path, vectors: np.ndarray) -> None:
+    path = tmp_path / "tensors.bytes"
+    vectors.tofile(path)
+    rows = [f"{t}\t{i}" for i, t in enumerate(TOKENS)]
+    write_vocab(tmp_path / "tensors.tsv", ["word\tcount", *rows])
+    table = load_projector(path, LoadOptions(limit=3))
+    assert table.tokens == tuple(TOKENS[:3]) and table.metadata == {"count": [0, 1, 2]}
+    np.testing.assert_array_equal(table.vectors, vectors[:3])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from service.engine.loaders import (
+    LoadOptions,
     detect_format,
     load_table,
     load_text,
@@ -99,3 +100,21 @@ def test_invalid_utf8_token_text(tmp_path: Path) -> None:
     path.write_bytes("2 2\nthe 1 2\nnaïve 3 4\n".encode("latin-1"))
     with load_error(path, "line 3: invalid UTF-8 at byte 2"):
         load_text(path)
+
+
+def test_text_tokens_equal_after_replacement_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "two.vec"
+    path.write_bytes(b"3 2\na 1 2\ncaf\xe9 3 4\n\ncaf\xe8 5 6\n")
+    with load_error(path, "line 3 and line 5 hold the same token once unicode_errors='ignore'"):
+        load_text(path, LoadOptions(unicode_errors="ignore"))
+
+
+def test_text_limit_stops_reading(tmp_path: Path) -> None:
+    path = tmp_path / "long.txt"
+    path.write_text("4 2\na 1 2\nb 3 4\nc 5 6\nnot even a row\n", encoding="utf-8")
+    table = load_text(path, LoadOptions(limit=2))
+    assert table.tokens == ("a", "b")
+    np.testing.assert_array_equal(table.vectors, [[1, 2], [3, 4]])
+    glove = tmp_path / "glove.txt"
+    glove.write_text("new york 1 2\nb 3 4\nc x\n", encoding="utf-8")
+    assert load_text(glove, LoadOptions(limit=2)).tokens == ("new york", "b")
