@@ -51,6 +51,16 @@ def timed(load: Callable[[Path], Any], path: Path) -> tuple[float, Any]:
     return time.perf_counter() - started, loaded
 
 
+def fresh_memory_seconds(nbytes: int) -> float:
+    """Seconds to allocate and first touch `nbytes`: a cost both loaders pay for their table."""
+    started = time.perf_counter()
+    block = np.empty(nbytes, np.uint8)
+    block[::4096] = 1
+    seconds = time.perf_counter() - started
+    del block
+    return seconds
+
+
 def check_identical(path: Path, table: Any) -> None:
     """Fail unless gensim reads exactly the tokens and vectors we read."""
     keyed = gensim(path)
@@ -70,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     print("command:", shlex.join([sys.executable, "-m", "benchmarks.load_speed", *sys.argv[1:]]))
     cores = len(os.sched_getaffinity(0))
     print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}")
-    print(f"file: {args.path} ({args.path.stat().st_size / 1e9:.2f} GB)")
+    size = args.path.stat().st_size
+    print(f"file: {args.path} ({size / 1e9:.2f} GB)")
+    print(f"first touch of {size / 1e9:.2f} GB of fresh memory: {fresh_memory_seconds(size):.2f} s")
     times: dict[str, list[float]] = {name: [] for name in LOADERS}
     for round_number in range(args.rounds):
         order = list(LOADERS) if round_number % 2 else list(reversed(LOADERS))

@@ -15,7 +15,8 @@ What the file is, exactly (the same arguments give the same bytes):
   e.g. `w0000123_c45`: ASCII, unique, of varied length like real tokens.
 - The layout is the word2vec C tool's (GoogleNews's): `rows width` + newline, then per row the
   token, a space, width little-endian float32s and a newline; `--no-newline` writes gensim's
-  layout without the newline. Written in blocks, vectorised, so 3M x 300 takes about a minute.
+  layout without the newline. Written in blocks, vectorised: 3M x 300 (3.6 GB) took 126 s on
+  the shared 2-core development machine, most of it waiting to write.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ WINDOW_BYTES = 1 << 25
 # The header line is short; a wider row than this is a garbled header, not a table.
 _HEADER_BYTES = 64
 _MAX_WIDTH = 1 << 20
+_GATHER_ROWS = 2048
 _TOKEN_NEWLINES = re.compile(" \n+")
 
 
@@ -132,7 +133,11 @@ class _Rows:
         )
         first = len(self.tokens)
         table = self.vectors.view(np.dtype((np.void, self.row_bytes))).reshape(-1)
-        table[first : first + len(starts)] = blocks[starts]
+        # In batches, so the gather's temporary stays small enough for malloc to reuse: a
+        # fresh temporary per window costs page faults as large as the table itself.
+        for batch in range(0, len(starts), _GATHER_ROWS):
+            chosen = starts[batch : batch + _GATHER_ROWS]
+            table[first + batch : first + batch + len(chosen)] = blocks[chosen]
 
     def _add_tokens(self, pieces: list[bytes], starts: np.ndarray) -> None:
         joined = b" ".join(pieces)  # a token never holds a space: the join splits back exactly
