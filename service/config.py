@@ -19,7 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from service.engine.loaders import DEFAULT_TENSOR, FORMATS
+from service.engine.loaders import DEFAULT_TENSOR, FORMATS, UnicodeErrors
 
 ENV_PREFIX = "EMBEDDING_SERVICE_"
 CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"
@@ -42,6 +42,19 @@ class TableSpec(BaseModel):
     tensor: str = Field(DEFAULT_TENSOR, description="Tensor name inside a .safetensors file.")
     width: int | None = Field(
         None, ge=1, le=65_536, description="Row width of a projector .bytes file."
+    )
+    limit: int | None = Field(
+        None,
+        ge=1,
+        description="Load only the first N rows (gensim's limit): a quick look at a huge file. "
+        "word2vec and text files stop reading there; the others still check their vocabulary.",
+    )
+    unicode_errors: UnicodeErrors = Field(
+        "strict",
+        description="Tokens that are not valid UTF-8 (as in gensim): 'strict' refuses the file "
+        "and names the line; 'replace' makes each bad byte U+FFFD, 'ignore' drops it. Real "
+        "fastText .vec files have tokens cut inside a UTF-8 sequence. Tokens that become "
+        "equal are reported, not merged.",
     )
     case_insensitive: bool = Field(
         False, description="Fall back to a case-insensitive match for unknown tokens."

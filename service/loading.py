@@ -28,6 +28,8 @@ def read_spec(spec: TableSpec) -> EmbeddingTable:
         labels=spec.labels,
         tensor=spec.tensor,
         width=spec.width,
+        limit=spec.limit,
+        unicode_errors=spec.unicode_errors,
     )
 
 
