@@ -8,13 +8,17 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import partial
+from typing import IO
 
 START_TIMEOUT = 60
+# The stderr file of each server started here, by process id.
+LOGS: dict[int, IO[str]] = {}
 
 
 def free_port() -> int:
@@ -36,23 +40,35 @@ def start_server(
     `open_files` caps the server's file descriptors (a container's `--ulimit nofile`).
     """
     port = free_port()
+    # A file, not a pipe: nobody reads the server's log while it runs, and a full pipe would
+    # block the server the moment it logs 64 KiB (a test provoking errors does).
+    log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives with the server)
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), *args],
         cwd=cwd,
         preexec_fn=None if open_files is None else partial(_limit_open_files, open_files),
         env={**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning", **(env or {})},
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
         text=True,
     )
+    LOGS[process.pid] = log
     base = f"http://127.0.0.1:{port}"
     try:
         wait_until_ready(base, process)
     except BaseException:
         process.kill()
-        process.communicate(timeout=30)
+        process.wait(timeout=30)
         raise
     return process, base
+
+
+def server_log(process: subprocess.Popen[str], tail: int = 2000) -> str:
+    """The last `tail` characters the server wrote to its stderr."""
+    log = LOGS[process.pid]
+    log.flush()
+    log.seek(0)
+    return log.read()[-tail:]
 
 
 @contextmanager
@@ -68,7 +84,7 @@ def running_server(
         code = process.wait(timeout=30)
     # uvicorn drains, then re-raises the SIGTERM it caught: both codes mean a clean stop.
     if code not in (0, -signal.SIGTERM):
-        raise RuntimeError(f"server exited with {code}: {process.communicate()[1][-2000:]}")
+        raise RuntimeError(f"server exited with {code}: {server_log(process)}")
 
 
 def _limit_open_files(count: int) -> None:
@@ -80,7 +96,7 @@ def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited: {process.communicate()[1]}")
+            raise RuntimeError(f"server exited: {server_log(process)}")
         try:
             with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
                 if response.status == 200:

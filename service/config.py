@@ -106,6 +106,13 @@ class Settings(BaseSettings):
         256, ge=1, description="Most queries in one batch request, or tokens/ids/pairs in one."
     )
     max_terms: int = Field(16, ge=1, description="Most positive + negative terms in an analogy.")
+    max_results: int = Field(
+        32_768,
+        ge=1,
+        description="Most neighbours in one answer: k summed over a request's queries. Bounds "
+        "the answer (about 60 bytes of JSON a neighbour: 2 MB at the default); a batch of "
+        "256 queries may ask for k=128 each, one query for max_k.",
+    )
     max_exclude: int = Field(1000, ge=0, description="Most extra exclusions in one query.")
     batching: bool = Field(
         True,
@@ -213,6 +220,20 @@ class Settings(BaseSettings):
         "waited longest for a request head (or is closed itself when every connection has a "
         "request in progress), so probes keep answering however many idle or half-open "
         "connections a client opens. Default: the open-file limit less 128.",
+    )
+    send_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="How long a client may leave an answer unread (its connection's write "
+        "buffer above 64 KiB) before the connection is cut and the buffer dropped.",
+    )
+    max_stalled_connections: int = Field(
+        32,
+        ge=1,
+        description="Connections at once whose client is not reading its answers; past it the "
+        "one stalled longest is cut at once. With answers of at most ~2 MB (max_results, "
+        "max_batch) this bounds buffered answers to ~64 MB.",
     )
     max_queue: int = Field(
         1024,

@@ -14,7 +14,10 @@ loop's time. GuardedProtocol adds, per connection:
   longest for a request head (idle or half-open), or itself when every one has a request in
   progress: the process never runs out of descriptors, and probes keep getting in;
 - a table request that arrives while the in-flight count is at its limit is answered 429 at
-  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics.
+  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics;
+- a client that does not read its answers (its write buffer stays above asyncio's high-water
+  mark) is cut off after `send_timeout`, and past `max_stalled` such connections the one stalled
+  longest is cut off at once: answers buffered for clients that never read stay bounded.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import resource
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
@@ -49,8 +52,11 @@ class ConnectionGuard:
     max_header_bytes: int
     header_timeout: float
     max_connections: int
+    send_timeout: float
+    max_stalled: int
     in_flight: InFlight
     templates: list[Any]
+    stalled: dict[GuardedProtocol, float] = field(default_factory=dict)
 
     @classmethod
     def from_settings(cls, settings: Settings, state: Any) -> ConnectionGuard:
@@ -59,6 +65,8 @@ class ConnectionGuard:
             max_header_bytes=settings.max_header_bytes,
             header_timeout=settings.header_timeout_seconds,
             max_connections=settings.max_connections or default_max_connections(),
+            send_timeout=settings.send_timeout_seconds,
+            max_stalled=settings.max_stalled_connections,
             in_flight=state.in_flight,
             templates=compiled_templates(state.route_templates),
         )
@@ -80,6 +88,8 @@ class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the guards of the module docstring."""
 
     guard: ConnectionGuard
+    send_timer: asyncio.TimerHandle | None = None
+    running: Any = None  # the request cycle being answered
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start waiting for the first head; make room when at the connection bound."""
@@ -92,9 +102,51 @@ class GuardedProtocol(HttpToolsProtocol):
             self._make_room()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """Forget the head deadline with the connection."""
+        """Forget the head deadline and any stall with the connection."""
         self._stop_head_timer()
+        self._unstall()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        """The client stopped reading: give it `send_timeout`, within `max_stalled` of them."""
+        super().pause_writing()
+        stalled = self.guard.stalled
+        stalled[self] = time.monotonic()
+        self.send_timer = self.loop.call_later(self.guard.send_timeout, self._cut_off)
+        if len(stalled) > self.guard.max_stalled:
+            oldest = min(stalled, key=stalled.__getitem__)
+            metrics.CONNECTIONS_CLOSED.labels("stalled_limit").inc()
+            oldest.abort()
+
+    def resume_writing(self) -> None:
+        """The client reads again."""
+        self._unstall()
+        super().resume_writing()
+
+    def _cut_off(self) -> None:
+        metrics.CONNECTIONS_CLOSED.labels("send_timeout").inc()
+        self.abort()
+
+    def abort(self) -> None:
+        """Drop the connection and what it buffered (close() would wait to send it first).
+
+        The request being answered is told at once that its client is gone, so its remaining
+        sends are skipped rather than written to a closed transport.
+        """
+        self._unstall()
+        # The cycle answering now may be older than self.cycle when requests are pipelined.
+        cycles = [self.running, self.cycle, *(cycle for cycle, _ in self.pipeline)]
+        for cycle in cycles:
+            if cycle is not None:
+                cycle.disconnected = True
+                cycle.message_event.set()
+        self.transport.abort()
+
+    def _unstall(self) -> None:
+        self.guard.stalled.pop(self, None)
+        if self.send_timer is not None:
+            self.send_timer.cancel()
+            self.send_timer = None
 
     def data_received(self, data: bytes) -> None:
         """Count the head's bytes; 431 once a head grows past the limit."""
@@ -128,6 +180,7 @@ class GuardedProtocol(HttpToolsProtocol):
         path: str = cycle.scope.get("path", "")
         if path.startswith(BOUNDED_PREFIX) and self.guard.in_flight.full():
             app = self._shed
+        self.running = cycle
         super()._start_asgi_task(cycle, app)
 
     async def _shed(self, scope: Scope, receive: Receive, send: Send) -> None:

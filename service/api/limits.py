@@ -21,6 +21,7 @@ class Limits:
     max_terms: int
     max_exclude: int
     max_matrix_tokens: int
+    max_results: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -32,6 +33,7 @@ class Limits:
             max_terms=settings.max_terms,
             max_exclude=settings.max_exclude,
             max_matrix_tokens=settings.max_matrix_tokens,
+            max_results=settings.max_results,
         )
 
     def checked_k(self, k: int | None) -> int:
@@ -49,6 +51,10 @@ class Limits:
     def check_exclusions(self, count: int) -> None:
         """Extra exclusions of one query."""
         within("exclusions", count, self.max_exclude)
+
+    def check_results(self, count: int) -> None:
+        """Results of one request: k summed over its queries (the answer's size)."""
+        within("results (k summed over the queries)", count, self.max_results)
 
     def check_matrix(self, size: int) -> None:
         """Tokens of one similarity matrix (the answer is size x size)."""

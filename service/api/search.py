@@ -29,6 +29,7 @@ async def search(body: SearchBody, context: Context) -> bytes:
     resolver.resolve(token for query in queries for token in tokens_of(query))
     index = context.served.index
     prepared = [(index, _prepare(resolver, query)) for query in queries]
+    context.limits.check_results(sum(query.k for _, query in prepared))
     results = await context.runtime.search.submit_many(prepared)
     return neighbors_json(context.served.table, results, resolver.matched, batch)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from service.config import Settings
+from service.main import create_app
+
 MINILM = "/v1/tables/minilm"
 
 
@@ -47,6 +50,9 @@ def test_unknown_tokens_across_a_batch_are_all_named(client: TestClient) -> None
         ("neighbors", {"id": 10**6}, 404, "UnknownId"),
         ("neighbors", {"token": "x" * 300}, 422, "ValidationError"),
         ("neighbors", {"queries": [{"token": "king"}] * 65}, 422, "LimitExceeded"),
+        # 64 x 500 = 32,000 results pass; 64 x 513 = 32,832 are past max_results (32,768).
+        ("neighbors", {"queries": [{"token": "king", "k": 500}] * 64}, 200, None),
+        ("analogy", {"queries": [{"positive": ["king"], "k": 500}] * 64}, 200, None),
         ("analogy", {"positive": []}, 422, "ValidationError"),
         ("analogy", {"positive": ["king"], "negative": ["king"]}, 422, "ZeroVector"),
         ("analogy", {"positive": ["king"] * 17}, 422, "LimitExceeded"),
@@ -59,7 +65,24 @@ def test_unknown_tokens_across_a_batch_are_all_named(client: TestClient) -> None
     ],
 )
 def test_bad_requests(client: TestClient, path, body, status, error_type) -> None:
+    if error_type is None:
+        assert client.post(f"{MINILM}/{path}", json=body).status_code == status
+        return
     assert_envelope(client.post(f"{MINILM}/{path}", json=body), status, error_type)
+
+
+def test_results_past_the_limit_are_refused(settings: Settings) -> None:
+    small = settings.model_copy(update={"max_results": 1000})
+    with TestClient(create_app(small)) as limited:
+        body = {"queries": [{"token": "king", "k": 100}] * 11}
+        error = assert_envelope(
+            limited.post(f"{MINILM}/neighbors", json=body), 422, "LimitExceeded"
+        )
+        assert error["limit"] == 1000 and error["got"] == 1100
+        body = {"queries": [{"positive": ["king"], "k": 500}] * 3}
+        assert_envelope(limited.post(f"{MINILM}/analogy", json=body), 422, "LimitExceeded")
+        body = {"queries": [{"token": "king", "k": 100}] * 10}
+        assert limited.post(f"{MINILM}/neighbors", json=body).status_code == 200
 
 
 @pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e999"])

@@ -24,7 +24,7 @@ def server_process(
     finally:
         if process.poll() is None:
             process.kill()
-        process.communicate(timeout=30)
+        process.wait(timeout=30)
 
 
 def call(url: str, body: Any = None, headers: Mapping[str, str] | None = None) -> tuple[int, Any]:

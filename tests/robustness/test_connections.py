@@ -159,7 +159,7 @@ def test_table_requests_arriving_at_the_in_flight_limit_are_refused_at_once() ->
     env = {"EMBEDDING_SERVICE_MAX_IN_FLIGHT": "1", "EMBEDDING_SERVICE_CACHE_BYTES": "0"}
     with server_process(env) as (_, base):
         words = ["king", "queen", "man", "woman", "paris", "france", "berlin", "germany"]
-        query = {"positive": words[:4], "negative": words[4:], "method": "mul", "k": 1000}
+        query = {"positive": words[:4], "negative": words[4:], "method": "mul", "k": 128}
         heavy = json.dumps({"queries": [query] * 256}).encode()
         before = _requests_4xx(base)
         with connect(base) as busy:
@@ -194,3 +194,38 @@ def _requests_4xx(base: str) -> float:
     )
     lines = [line for line in _metrics(base).splitlines() if line.startswith(prefix)]
     return float(lines[0].removeprefix(prefix)) if lines else 0.0
+
+
+def test_clients_that_never_read_their_answers_are_cut_off() -> None:
+    """40 connections pipeline large lookups and never read: past max_stalled_connections the
+    longest-stalled ones are cut at once, the rest after send_timeout; the server keeps
+    answering, and a client that reads gets its large answers whole."""
+    env = {
+        "EMBEDDING_SERVICE_MAX_STALLED_CONNECTIONS": "8",
+        "EMBEDDING_SERVICE_SEND_TIMEOUT_SECONDS": "8",
+    }
+    body = json.dumps({"ids": list(range(2000, 2256))}).encode()  # ~2 MB of JSON floats
+    request = (
+        b"POST /v1/tables/minilm/lookup HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    with server_process(env) as (_, base), ExitStack() as stack:
+        host, port = base.removeprefix("http://").split(":")
+        stalled = []
+        for _ in range(40):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((host, int(port)))
+            stack.enter_context(sock)
+            sock.sendall(request * 4)
+            stalled.append(sock)
+        deadline = time.monotonic() + 6
+        while closed_for(base, "stalled_limit") < 40 - 8 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert closed_for(base, "stalled_limit") >= 40 - 8
+        status, answer = call(f"{base}/v1/tables/minilm/lookup", {"ids": list(range(256))})
+        assert status == 200 and len(answer["items"]) == 256
+        time.sleep(9)
+        cut = closed_for(base, "stalled_limit") + closed_for(base, "send_timeout")
+        assert cut >= 40
+        assert call(f"{base}/healthz")[0] == 200
