@@ -11,7 +11,14 @@ from fastapi.telemetry import TelemetryConfig
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.cors import CORSMiddleware
 
-from service.api import routes_admin, routes_ops, routes_search, routes_tables, routes_vectors
+from service.api import (
+    routes_admin,
+    routes_ops,
+    routes_projection,
+    routes_search,
+    routes_tables,
+    routes_vectors,
+)
 from service.api.access import AccessMiddleware, KeyRing
 from service.api.admission import BodyLimitMiddleware, InFlightLimitMiddleware, require_json
 from service.api.errors import error_responses, install_error_handlers
@@ -72,7 +79,7 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_ops.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     json_only: Any = [Depends(require_json)]
-    for module in (routes_search, routes_vectors):
+    for module in (routes_search, routes_vectors, routes_projection):
         app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
     if keys.admin:
         app.include_router(routes_admin.router)
@@ -95,7 +102,7 @@ def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
         metrics_require_key=settings.metrics_require_key,
     )
     templates = [getattr(route, "path", "") for route in app.routes]
-    for module in (routes_tables, routes_search, routes_vectors, routes_admin):
+    for module in (routes_tables, routes_search, routes_vectors, routes_projection, routes_admin):
         templates += [getattr(route, "path", "") for route in module.router.routes]
     app.add_middleware(MetricsMiddleware, templates=[t for t in templates if t])
     if settings.cors_origins:

@@ -1,0 +1,118 @@
+"""Projection routes: a table's PCA picture, and any rows or raw vectors placed on it.
+
+The fit (once per table load) and projecting up to max_projection_points rows run on a worker
+thread, never on the event loop; answers are built there too and serialised once with orjson.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from fastapi import APIRouter, Response
+from starlette.concurrency import run_in_threadpool
+
+from service.api.answers import dumps, json_response
+from service.api.deps import SettingsDep, TableDep
+from service.api.resolve import Resolver
+from service.api.routing import OrjsonRoute
+from service.config import Settings
+from service.engine.errors import LimitExceeded
+from service.engine.projection import Basis, Projector
+from service.engine.registry import ServedTable
+from service.metrics import timed
+from service.schemas_projection import (
+    ProjectionRequest,
+    ProjectionResponse,
+    ProjectRequest,
+    ProjectResponse,
+    TokenSelection,
+)
+
+router = APIRouter(prefix="/v1/tables/{table}", tags=["projection"], route_class=OrjsonRoute)
+
+AXES = ("x", "y", "z")
+
+
+@router.post("/projection", response_model=ProjectionResponse)
+async def projection(body: ProjectionRequest, served: TableDep, settings: SettingsDep) -> Response:
+    """PCA coordinates of the first N rows, N seeded random rows or the named tokens."""
+    return json_response(await run_in_threadpool(projection_body, body, served, settings))
+
+
+@router.post("/project", response_model=ProjectResponse)
+async def project(body: ProjectRequest, served: TableDep, settings: SettingsDep) -> Response:
+    """Coordinates of any tokens or raw vectors in the table's projection basis."""
+    return json_response(await run_in_threadpool(project_body, body, served, settings))
+
+
+def projection_body(body: ProjectionRequest, served: ServedTable, settings: Settings) -> bytes:
+    """The /projection answer: the basis's variance shares and every selected row's point."""
+    resolver = Resolver(served, settings)
+    projector = served.projector
+    if isinstance(body.selection, TokenSelection):
+        tokens = body.selection.tokens
+        _check_points(len(tokens), settings)
+        rows = projector.named_rows(resolver.resolve(tokens).row_array(tokens).tolist())
+    else:
+        rows = projector.select(body.selection, _check_points(body.points, settings), body.seed)
+    with timed("projection"):
+        basis, dims = _basis(projector, settings, body.dims)
+        coordinates = projector.project_rows(basis, rows, dims)
+    return dumps(
+        {
+            "matched": resolver.matched,
+            "method": body.method,
+            "dims": dims,
+            "explained_variance_ratio": basis.explained_variance_ratio[:dims].tolist(),
+            "sample_rows": basis.sample_rows,
+            "points": row_points(served, rows, coordinates),
+        }
+    )
+
+
+def project_body(body: ProjectRequest, served: ServedTable, settings: Settings) -> bytes:
+    """The /project answer: a point for every token, or coordinates for every raw vector."""
+    resolver = Resolver(served, settings)
+    projector = served.projector
+    with timed("project"):
+        basis, dims = _basis(projector, settings, body.dims)
+        if body.tokens is not None:
+            resolver.batch(len(body.tokens))
+            rows = resolver.resolve(body.tokens).row_array(body.tokens)
+            rows = projector.named_rows(rows.tolist())
+            points = row_points(served, rows, projector.project_rows(basis, rows, dims))
+        else:
+            assert body.vectors is not None
+            resolver.batch(len(body.vectors))
+            coordinates = projector.project_vectors(basis, body.vectors, dims)
+            points = [dict(zip(AXES, point, strict=False)) for point in coordinates.tolist()]
+    return dumps({"matched": resolver.matched, "dims": dims, "points": points})
+
+
+def row_points(served: ServedTable, rows: np.ndarray, coordinates: np.ndarray) -> list[Any]:
+    """{"token", "id", "norm", "x", "y"[, "z"], "metadata"} for each row."""
+    table = served.table
+    norms = table.norms
+    columns = list(table.metadata.items())
+    return [
+        {
+            "token": table.tokens[row],
+            "id": row,
+            "norm": float(norms[row]),
+            **dict(zip(AXES, point, strict=False)),
+            "metadata": {name: column[row] for name, column in columns},
+        }
+        for row, point in zip(rows.tolist(), coordinates.tolist(), strict=True)
+    ]
+
+
+def _basis(projector: Projector, settings: Settings, dims: int) -> tuple[Basis, int]:
+    basis = projector.basis(settings.projection_sample_rows)
+    return basis, projector.check_dims(basis, dims)
+
+
+def _check_points(points: int, settings: Settings) -> int:
+    if points > settings.max_projection_points:
+        raise LimitExceeded("projection points", settings.max_projection_points, points)
+    return points
