@@ -13,6 +13,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from service.api import (
     routes_admin,
+    routes_explorer,
     routes_ops,
     routes_projection,
     routes_search,
@@ -77,6 +78,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
 
 def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_ops.router)
+    app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     json_only: Any = [Depends(require_json)]
     for module in (routes_search, routes_vectors, routes_projection):
