@@ -52,8 +52,12 @@ class Basis:
         return int(self.components.shape[0])
 
     def project(self, directions: np.ndarray, dims: int) -> np.ndarray:
-        """Coordinates of unit float64 `directions` (n x width) on the first `dims` components."""
-        return (directions - self.mean) @ self.components[:dims].T
+        """Coordinates of unit float64 `directions` (n x width) on the first `dims` components.
+
+        Each coordinate is summed on its own (einsum, not a BLAS product whose blocking depends
+        on how many rows there are), so a row lands on the same spot in every request.
+        """
+        return np.einsum("ij,kj->ik", directions - self.mean, self.components[:dims])
 
 
 def fit_sample(rows: np.ndarray, limit: int, seed: int = FIT_SEED) -> np.ndarray:
