@@ -10,13 +10,13 @@ export function el(tag, attributes = {}, ...children) {
     else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
-  node.append(...children.flat().filter((child) => child !== null && child !== undefined));
+  node.append(...children.flat(Infinity).filter((child) => child !== null && child !== undefined));
   return node;
 }
 
 /** Replace every child of `node`. */
 export function fill(node, ...children) {
-  node.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined));
+  node.replaceChildren(...children.flat(Infinity).filter((child) => child !== null && child !== undefined));
 }
 
 export function byId(id) {

@@ -14,6 +14,7 @@ export function listenToGestures(plot) {
     event.preventDefault();
     const [sx, sy] = local(event);
     plot.view.zoom(Math.exp(-event.deltaY * 0.0015), sx, sy);
+    plot.fitted = false;
     plot.redraw();
   }, { passive: false });
   canvas.addEventListener("pointerdown", (event) => {

@@ -29,6 +29,7 @@ export class Plot {
     this.labels = new LabelLayer();
     this.onHover = onHover;
     this.onPick = onPick;
+    this.fitted = true;
     this.setPoints([], []);
     listenToGestures(this);
     new ResizeObserver(() => this.resize()).observe(canvas.parentElement);
@@ -63,13 +64,15 @@ export class Plot {
   /** Marked words: [{point, role, index}], index -1 for one placed but not plotted. */
   setMarks(marks) {
     this.marks = marks;
-    this.redraw();
+    if (this.fitted) this.fit();
+    else this.redraw();
   }
 
   fit() {
     const xs = [...this.xs, ...this.marks.filter((m) => m.index < 0).map((m) => m.point.x)];
     const ys = [...this.ys, ...this.marks.filter((m) => m.index < 0).map((m) => m.point.y)];
     this.view.fit(xs, ys);
+    this.fitted = true;
     this.redraw();
   }
 
@@ -85,10 +88,10 @@ export class Plot {
     this.canvas.height = Math.max(1, Math.round(box.height * ratio));
     this.canvas.style.width = `${box.width}px`;
     this.canvas.style.height = `${box.height}px`;
-    const first = this.view.width <= 1;
     this.view.resize(box.width, box.height);
-    if (first) this.fit();
-    this.redraw();
+    // Until the person zooms or pans, the whole picture stays in view.
+    if (this.fitted) this.fit();
+    else this.redraw();
   }
 
   redraw() {
