@@ -16,12 +16,14 @@ export class LabelLayer {
     this.height = height;
     this.cells = new Map();
     this.count = 0;
+    this.font = null;
   }
 
   /** Draw `text` beside (x, y) if it fits on the canvas without covering another label. */
   place(text, x, y, { bold = false, color = "#1f2933" } = {}) {
-    const ctx = this.ctx;
-    ctx.font = bold ? BOLD : FONT;
+    // The point's own spot is taken: no need to measure the text (the costly part).
+    if (this.overlaps({ left: x + 5, top: y - 15, right: x + 12, bottom: y - 1 })) return false;
+    this.setFont(bold ? BOLD : FONT);
     const width = this.measure(text, bold);
     const box = { left: x + 5, top: y - 15, right: x + 9 + width, bottom: y - 1 };
     if (box.left < 0 || box.top < 0 || box.right > this.width || box.bottom > this.height) {
@@ -29,6 +31,7 @@ export class LabelLayer {
     }
     if (this.overlaps(box)) return false;
     this.occupy(box);
+    const ctx = this.ctx;
     ctx.lineWidth = 3;
     ctx.strokeStyle = "rgba(255, 255, 255, 0.9)";
     ctx.strokeText(text, x + 6, y - 4);
@@ -36,6 +39,14 @@ export class LabelLayer {
     ctx.fillText(text, x + 6, y - 4);
     this.count += 1;
     return true;
+  }
+
+  // Setting a canvas font parses it, so it is set only when it changes.
+  setFont(font) {
+    if (this.font !== font) {
+      this.ctx.font = font;
+      this.font = font;
+    }
   }
 
   measure(text, bold) {

@@ -76,6 +76,7 @@ async function openTable(name, { keepWord }) {
   showPlotMessage(`Projecting ${name}\u2026`);
   try {
     app.projection = await takeProjection(name);
+    performance.mark("explorer:projection");
   } catch (error) {
     fail(error);
     return;
