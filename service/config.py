@@ -155,6 +155,15 @@ class Settings(BaseSettings):
         "load). The fit costs about sample x width^2 flops: 0.3 s for MiniLM's 30,522 x 384. "
         "Lower it for very wide tables.",
     )
+    projection_concurrency: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Projection requests computed at once, each on a worker thread; more wait "
+        "(up to max_in_flight, then 429). A 20,000-point answer holds about 40 MB while it is "
+        "built, so the default bounds that to about 80 MB and leaves the thread pool to "
+        "lookups and similarity.",
+    )
 
     # Reliability and security: admission bounds, shutdown, reload, access control.
     max_body_bytes: int = Field(

@@ -1,16 +1,18 @@
 """Projection routes: a table's PCA picture, and any rows or raw vectors placed on it.
 
 The fit (once per table load) and projecting up to max_projection_points rows run on a worker
-thread, never on the event loop; answers are built there too and serialised once with orjson.
+thread, never on the event loop, at most projection_concurrency at a time; answers are built
+there too and serialised once with orjson.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import anyio
 import numpy as np
-from fastapi import APIRouter, Response
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Request, Response
 
 from service.api.answers import dumps, json_response
 from service.api.deps import SettingsDep, TableDep
@@ -35,15 +37,30 @@ AXES = ("x", "y", "z")
 
 
 @router.post("/projection", response_model=ProjectionResponse)
-async def projection(body: ProjectionRequest, served: TableDep, settings: SettingsDep) -> Response:
+async def projection(
+    body: ProjectionRequest, served: TableDep, settings: SettingsDep, request: Request
+) -> Response:
     """PCA coordinates of the first N rows, N seeded random rows or the named tokens."""
-    return json_response(await run_in_threadpool(projection_body, body, served, settings))
+    return json_response(await off_loop(request, projection_body, body, served, settings))
 
 
 @router.post("/project", response_model=ProjectResponse)
-async def project(body: ProjectRequest, served: TableDep, settings: SettingsDep) -> Response:
+async def project(
+    body: ProjectRequest, served: TableDep, settings: SettingsDep, request: Request
+) -> Response:
     """Coordinates of any tokens or raw vectors in the table's projection basis."""
-    return json_response(await run_in_threadpool(project_body, body, served, settings))
+    return json_response(await off_loop(request, project_body, body, served, settings))
+
+
+async def off_loop(request: Request, work: Callable[..., bytes], *args: Any) -> bytes:
+    """`work(*args)` on a worker thread, at most projection_concurrency of them at once."""
+    state = request.app.state
+    limiter = getattr(state, "projection_limiter", None)
+    if limiter is None:  # made here: an anyio limiter belongs to the running event loop
+        limiter = state.projection_limiter = anyio.CapacityLimiter(
+            state.settings.projection_concurrency
+        )
+    return await anyio.to_thread.run_sync(work, *args, limiter=limiter)
 
 
 def projection_body(body: ProjectionRequest, served: ServedTable, settings: Settings) -> bytes:
