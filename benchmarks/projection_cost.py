@@ -18,7 +18,7 @@ import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from service.api.routes_projection import project_body, projection_body
 from service.config import Settings, default_table
@@ -68,7 +68,10 @@ def answers(served: ServedTable, settings: Settings) -> None:
 
 def main() -> None:
     print("command: python -m benchmarks.projection_cost")
-    print(f"machine: {os.cpu_count()} cores, BLAS limited to 1 thread")
+    kernels = ", ".join(
+        f"{pool['internal_api']} {pool.get('architecture')}" for pool in threadpool_info()
+    )
+    print(f"machine: {os.cpu_count()} cores; BLAS ({kernels}) limited to 1 thread")
     settings = Settings()
     with threadpool_limits(1):
         minilm = load_huggingface(default_table().path)
