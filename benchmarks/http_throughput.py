@@ -29,7 +29,7 @@ from loadtests.server import running_server
 
 NEIGHBORS = "/v1/tables/minilm/neighbors"
 ANALOGY = "/v1/tables/minilm/analogy"
-OFF = {"EMBEDDING_SERVICE_BATCHING": "false", "EMBEDDING_SERVICE_CACHE_ENTRIES": "0"}
+OFF = {"EMBEDDING_SERVICE_BATCHING": "false", "EMBEDDING_SERVICE_CACHE_BYTES": "0"}
 MAIN_CONNECTIONS = 32
 
 

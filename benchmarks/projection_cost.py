@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from service.api.limits import Limits
 from service.api.routes_projection import project_body, projection_body
 from service.config import Settings, default_table
 from service.engine.loaders import load_huggingface
@@ -49,11 +50,12 @@ def synthetic(rows: int, width: int) -> EmbeddingTable:
 
 
 def answers(served: ServedTable, settings: Settings) -> None:
+    limits = Limits.from_settings(settings)
     most = ProjectionRequest(points=settings.max_projection_points)
-    body = projection_body(most, served, settings)
-    seconds = median_seconds(lambda: projection_body(most, served, settings))
+    body = projection_body(most, served, settings, limits)
+    seconds = median_seconds(lambda: projection_body(most, served, settings, limits))
     tracemalloc.start()
-    projection_body(most, served, settings)
+    projection_body(most, served, settings, limits)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     print(
@@ -62,7 +64,7 @@ def answers(served: ServedTable, settings: Settings) -> None:
     )
     vectors = np.random.default_rng(1).standard_normal((settings.max_batch, 384)).tolist()
     placed = ProjectRequest(vectors=vectors)
-    seconds = median_seconds(lambda: project_body(placed, served, settings))
+    seconds = median_seconds(lambda: project_body(placed, served, settings, limits))
     print(f"/project, {settings.max_batch} raw vectors: {seconds * 1000:.1f} ms")
 
 

@@ -23,12 +23,16 @@ def free_port() -> int:
 
 
 def start_server(
-    env: Mapping[str, str] | None = None, *args: str
+    env: Mapping[str, str] | None = None, *args: str, cwd: str | None = None
 ) -> tuple[subprocess.Popen[str], str]:
-    """`python -m service serve` with extra env/args on a free port, once ready: (process, URL)."""
+    """`python -m service serve` with extra env/args on a free port, once ready: (process, URL).
+
+    `cwd` runs the `service` package found there (another checkout, for a side-by-side run).
+    """
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), *args],
+        cwd=cwd,
         env={**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning", **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -45,9 +49,11 @@ def start_server(
 
 
 @contextmanager
-def running_server(env: Mapping[str, str] | None = None, *args: str) -> Iterator[str]:
+def running_server(
+    env: Mapping[str, str] | None = None, *args: str, cwd: str | None = None
+) -> Iterator[str]:
     """A started server's base URL; stopped with SIGTERM after, and checked to stop cleanly."""
-    process, base = start_server(env, *args)
+    process, base = start_server(env, *args, cwd=cwd)
     try:
         yield base
     finally:

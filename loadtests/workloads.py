@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -65,6 +66,12 @@ def neighbor_bodies(tokens: list[str], k: int = 10) -> list[str]:
 def vector_bodies(vectors: np.ndarray, k: int = 10) -> list[str]:
     """JSON bodies for neighbours-by-vector requests."""
     return [json.dumps({"vector": vector.tolist(), "k": k}) for vector in vectors]
+
+
+def vector_b64_bodies(vectors: np.ndarray, k: int = 10) -> list[str]:
+    """JSON bodies for neighbours-by-vector requests, the vectors as base64 float32."""
+    encoded = (base64.b64encode(vector.astype("<f4").tobytes()).decode() for vector in vectors)
+    return [json.dumps({"vector_b64": text, "k": k}) for text in encoded]
 
 
 def analogy_bodies(

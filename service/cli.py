@@ -7,14 +7,14 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import ValidationError
 
 from service.config import TableSpec, default_table, load_settings
 from service.engine.errors import EngineError
-from service.engine.loaders import FORMATS
-from service.tables import read_spec
+from service.engine.loaders import FORMATS, UnicodeErrors
+from service.loading import read_spec
 
 PROGRAM = "embedding-service"
 
@@ -63,7 +63,8 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
         type=parse_table_flag,
         metavar="NAME=PATH[,key=value...]",
         help="a table to serve (repeatable); keys: format, vocab, labels, tensor, width, "
-        "case_insensitive. Without any, the bundled MiniLM table is served as 'minilm'.",
+        "limit, unicode_errors, case_insensitive. Without any, the bundled MiniLM table is "
+        "served as 'minilm'.",
     )
     parser.add_argument("--config", type=Path, help="a TOML or JSON settings file")
 
@@ -80,6 +81,12 @@ def _add_file_options(parser: argparse.ArgumentParser, required: bool = True) ->
     parser.add_argument("--labels", type=Path, help="labels .tsv (projector)")
     parser.add_argument("--tensor", help="tensor name in a .safetensors file")
     parser.add_argument("--width", type=int, help="row width (projector .bytes)")
+    parser.add_argument("--limit", type=int, help="read only the first N rows")
+    parser.add_argument(
+        "--unicode-errors",
+        choices=get_args(UnicodeErrors),
+        help="tokens that are not valid UTF-8: strict (default: refuse), replace, ignore",
+    )
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -102,7 +109,7 @@ def serve(args: argparse.Namespace) -> int:
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
-    GracefulServer(config, registry, app.state.tables, settings.drain_seconds).run()
+    GracefulServer(config, registry, app.state.loader, settings.drain_seconds).run()
     return 0
 
 
@@ -117,6 +124,8 @@ def _file_spec(args: argparse.Namespace) -> TableSpec:
         "labels": args.labels,
         "tensor": args.tensor,
         "width": args.width,
+        "limit": args.limit,
+        "unicode_errors": args.unicode_errors,
     }
     return TableSpec(**{k: v for k, v in values.items() if v is not None})
 

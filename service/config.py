@@ -19,7 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from service.engine.loaders import DEFAULT_TENSOR, FORMATS
+from service.engine.loaders import DEFAULT_TENSOR, FORMATS, UnicodeErrors
 
 ENV_PREFIX = "EMBEDDING_SERVICE_"
 CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"
@@ -42,6 +42,19 @@ class TableSpec(BaseModel):
     tensor: str = Field(DEFAULT_TENSOR, description="Tensor name inside a .safetensors file.")
     width: int | None = Field(
         None, ge=1, le=65_536, description="Row width of a projector .bytes file."
+    )
+    limit: int | None = Field(
+        None,
+        ge=1,
+        description="Load only the first N rows (gensim's limit): a quick look at a huge file. "
+        "word2vec and text files stop reading there; the others still check their vocabulary.",
+    )
+    unicode_errors: UnicodeErrors = Field(
+        "strict",
+        description="Tokens that are not valid UTF-8 (as in gensim): 'strict' refuses the file "
+        "and names the line; 'replace' makes each bad byte U+FFFD, 'ignore' drops it. Real "
+        "fastText .vec files have tokens cut inside a UTF-8 sequence. Tokens that become "
+        "equal are reported, not merged.",
     )
     case_insensitive: bool = Field(
         False, description="Fall back to a case-insensitive match for unknown tokens."
@@ -109,10 +122,26 @@ class Settings(BaseSettings):
         description="How long a batch waits to fill after its first query. 0: take whatever "
         "queued while the previous batch ran (no added latency when idle).",
     )
-    cache_entries: int = Field(
-        100_000,
+    cache_bytes: int = Field(
+        64 * 1024 * 1024,
         ge=0,
-        description="Responses to token-keyed queries kept in the LRU result cache; 0: off.",
+        description="Memory for the LRU cache of answers to queries that name only tokens and "
+        "ids (answers plus ~256 bytes per entry); 0 turns it off. The default, 64 MiB, is a "
+        "sixteenth of the 1 GiB the Kubernetes manifest gives a replica; a k=10 neighbour "
+        "answer is about 600 bytes, so it holds about 75,000 of them.",
+    )
+    cache_max_answer_bytes: int = Field(
+        256 * 1024,
+        ge=0,
+        description="Answers larger than this are never cached (a batch of 256 queries with "
+        "k=1000 answers 14.6 MB): one request cannot evict the whole cache.",
+    )
+    direct_queries: bool = Field(
+        True,
+        description="Answer valid table queries without FastAPI's routing and dependency "
+        "solving (service/api/direct.py): same validation, answers and errors, less Python "
+        "per request on the event loop. Off: every query goes through the FastAPI routes; "
+        "the A/B of BENCHMARKS.md.",
     )
     compute_threads: int = Field(
         1,

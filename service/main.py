@@ -22,14 +22,14 @@ from service.api import (
 )
 from service.api.access import AccessMiddleware, KeyRing
 from service.api.admission import BodyLimitMiddleware, InFlightLimitMiddleware, require_json
+from service.api.direct import DirectQueryMiddleware
 from service.api.errors import error_responses, install_error_handlers
-from service.api.fast_lane import FastLaneMiddleware
-from service.api.middleware import MetricsMiddleware
-from service.api.response_cache import ResponseCacheMiddleware
+from service.api.http_metrics import MetricsMiddleware
+from service.api.limits import Limits
 from service.config import Settings
 from service.engine.registry import Registry
+from service.loading import TableLoader, load_registry, load_spec
 from service.runtime import Runtime
-from service.tables import TableManager, load_registry, load_spec
 
 __all__ = ["create_app", "load_registry", "load_spec"]
 
@@ -66,9 +66,10 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         ),
     )
     app.state.settings = settings
+    app.state.limits = Limits.from_settings(settings)
     app.state.runtime = Runtime(settings)
     app.state.registry = registry or Registry(expected=[s.name for s in settings.served_tables()])
-    app.state.tables = TableManager(app.state.registry, settings)
+    app.state.loader = TableLoader(app.state.registry, settings)
     keys = KeyRing.from_settings(settings)
     install_error_handlers(app)
     _include_routers(app, keys)
@@ -88,10 +89,9 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
 
 
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
-    """Innermost first: fast lane, response cache, body limit, in-flight limit, access, metrics,
-    CORS."""
-    app.add_middleware(FastLaneMiddleware)
-    app.add_middleware(ResponseCacheMiddleware, cache=app.state.runtime.cache)
+    """Innermost first: direct queries, body limit, in-flight limit, access, metrics, CORS."""
+    if settings.direct_queries:
+        app.add_middleware(DirectQueryMiddleware)
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(
         InFlightLimitMiddleware,

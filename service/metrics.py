@@ -37,7 +37,8 @@ IN_FLIGHT = Gauge(
 )
 SEARCH_SECONDS = Histogram(
     f"{PREFIX}_search_duration_seconds",
-    "Engine compute time by operation (lookup, neighbors, analogy, similarity, score).",
+    "Engine compute time by operation: search (one pass of neighbour and analogy queries), "
+    "score (one pass of output scoring), lookup, similarity.",
     ["operation"],
     buckets=LATENCY_BUCKETS,
 )
@@ -83,4 +84,7 @@ CACHE_LOOKUPS = Counter(
     "Result cache lookups by operation and result (hit or miss).",
     ["operation", "result"],
 )
-CACHE_ENTRIES = Gauge(f"{PREFIX}_cache_entries", "Responses held in the result cache.")
+CACHE_ENTRIES = Gauge(f"{PREFIX}_cache_entries", "Answers held in the result cache.")
+CACHE_BYTES = Gauge(
+    f"{PREFIX}_cache_bytes", "Bytes the result cache holds: answers plus per-entry overhead."
+)

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from service.batching import Batcher, BatchSettings
 from service.cache import ResultCache
 from service.config import Settings
-from service.engine.grouped import answer_items, score_items
+from service.engine.grouped import score_per_table, search_per_table
 from service.engine.index import Prepared, SimilarityIndex
 from service.engine.queries import Neighbors, ScoreQuery, Scores
 
@@ -46,12 +46,12 @@ class Runtime:
             retry_after=settings.retry_after_seconds,
         )
         self.search: Batcher[tuple[SimilarityIndex, Prepared], Neighbors] = Batcher(
-            "search", answer_items, batching
+            "search", search_per_table, batching
         )
         self.score: Batcher[tuple[SimilarityIndex, ScoreQuery], Scores] = Batcher(
-            "score", score_items, batching
+            "score", score_per_table, batching
         )
-        self.cache = ResultCache(settings.cache_entries)
+        self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.compute_threads = settings.compute_threads
         self.switch_interval = settings.switch_interval_ms / 1000
 

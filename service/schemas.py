@@ -39,6 +39,22 @@ NUMBER_ONLY = BeforeValidator(_json_number)
 RowId = Annotated[int, Field(ge=0, le=2**53), NUMBER_ONLY]
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_COMPONENT, le=MAX_COMPONENT)]
 Vector = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH)]
+# Base64 of little-endian float32s: whole 16-character groups (12 bytes, three floats), then
+# the padded tail of one or two more floats. Every string the pattern admits decodes to a whole
+# number of float32s; the width, NaN/Infinity and the component bound are checked on decoding
+# (api/resolve.py), as the schema cannot state them.
+BASE64_FLOAT32 = r"^(?:[A-Za-z0-9+/]{16})*(?:[A-Za-z0-9+/]{6}==|[A-Za-z0-9+/]{11}=)?$"
+Base64Vector = Annotated[
+    str,
+    Field(
+        min_length=8,
+        max_length=4 * (4 * MAX_WIDTH + 2) // 3 + 4,
+        pattern=BASE64_FLOAT32,
+        description="The vector as base64 of little-endian float32s (4 bytes per component): "
+        "a quarter of the JSON floats' size, and parsed without a float per component.",
+        json_schema_extra={"contentEncoding": "base64"},
+    ),
+]
 K = Annotated[
     int,
     Field(ge=1, le=MAX_K, description="How many results; default from settings."),
@@ -94,6 +110,11 @@ class LookupRequest(Strict):
     tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     include_vector: Flag = True
+    encoding: Literal["float", "base64"] = Field(
+        "float",
+        description="How vectors are answered: JSON floats in 'vector', or base64 of "
+        "little-endian float32s in 'vector_b64' (as OpenAI's encoding_format).",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
@@ -106,6 +127,7 @@ class LookupItem(Strict):
     id: int
     norm: float
     vector: list[float] | None = None
+    vector_b64: str | None = None
     metadata: dict[str, int | float | str] = Field(default_factory=dict)
 
 
@@ -114,18 +136,19 @@ class LookupResponse(Matched):
 
 
 class NeighborsRequest(Strict):
-    model_config = exactly_one_of("token", "id", "vector")
+    model_config = exactly_one_of("token", "id", "vector", "vector_b64")
 
     token: Token | None = None
     id: RowId | None = None
     vector: Vector | None = None
+    vector_b64: Base64Vector | None = None
     k: K | None = None
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
     restrict: Restrict | None = None
 
     @model_validator(mode="after")
     def _one_query(self) -> Self:
-        _exactly_one(self, ("token", "id", "vector"))
+        _exactly_one(self, ("token", "id", "vector", "vector_b64"))
         return self
 
 
@@ -146,19 +169,22 @@ class NeighborsBatchResponse(Matched):
 
 
 def _batch_or_single(value: object) -> str:
-    return "batch" if isinstance(value, dict) and "queries" in value else "query"
+    """A JSON object (or, when serialising, a model) with "queries" is a batch."""
+    batch = "queries" in value if isinstance(value, dict) else hasattr(value, "queries")
+    return "batch" if batch else "query"
 
 
 class WeightedTerm(Strict):
-    model_config = exactly_one_of("token", "vector")
+    model_config = exactly_one_of("token", "vector", "vector_b64")
 
     token: Token | None = None
     vector: Vector | None = None
+    vector_b64: Base64Vector | None = None
     weight: Weight = 1.0
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
-        _exactly_one(self, ("token", "vector"))
+        _exactly_one(self, ("token", "vector", "vector_b64"))
         return self
 
 
@@ -214,11 +240,19 @@ class SimilarityResponse(Matched):
 
 
 class ScoreRequest(Strict):
-    vector: Vector
+    model_config = exactly_one_of("vector", "vector_b64")
+
+    vector: Vector | None = None
+    vector_b64: Base64Vector | None = None
     k: K | None = None
     softmax: Flag = False
     temperature: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
     target: Token | None = None
+
+    @model_validator(mode="after")
+    def _one_vector(self) -> Self:
+        _exactly_one(self, ("vector", "vector_b64"))
+        return self
 
 
 class ScoredToken(Strict):

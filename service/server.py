@@ -19,7 +19,7 @@ from types import FrameType
 import uvicorn
 
 from service.engine.registry import Registry
-from service.tables import TableManager
+from service.loading import TableLoader
 
 LOGGER = logging.getLogger("service.server")
 
@@ -31,12 +31,12 @@ class GracefulServer(uvicorn.Server):
         self,
         config: uvicorn.Config,
         registry: Registry,
-        tables: TableManager,
+        loader: TableLoader,
         drain_seconds: float,
     ) -> None:
         super().__init__(config)
         self.registry = registry
-        self.tables = tables
+        self.loader = loader
         self.drain_seconds = drain_seconds
         self.exit_at: float | None = None
 
@@ -71,4 +71,4 @@ class GracefulServer(uvicorn.Server):
     def handle_reload(self, sig: int, frame: FrameType | None) -> None:
         """Reload every table on a background thread; serving goes on meanwhile."""
         LOGGER.info("SIGHUP: reloading every table")
-        threading.Thread(target=self.tables.reload_all, name="reload", daemon=True).start()
+        threading.Thread(target=self.loader.reload_all, name="reload", daemon=True).start()

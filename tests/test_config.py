@@ -72,3 +72,19 @@ def test_table_flag() -> None:
     }
     with pytest.raises(argparse.ArgumentTypeError):
         parse_table_flag("no-path")
+
+
+def test_loading_options_from_the_table_flag_and_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    flag = parse_table_flag("big=/d/cc.en.300.vec.gz,limit=1000,unicode_errors=replace")
+    spec = Settings(tables=[flag]).tables[0]
+    assert (spec.limit, spec.unicode_errors) == (1000, "replace")
+    monkeypatch.setenv(
+        "EMBEDDING_SERVICE_TABLES", '[{"name": "a", "path": "/x.vec", "unicode_errors": "ignore"}]'
+    )
+    assert load_settings().tables[0].unicode_errors == "ignore"
+    with pytest.raises(ValidationError):
+        Settings(tables=[{"name": "a", "path": "/x", "unicode_errors": "surrogateescape"}])
+    with pytest.raises(ValidationError):
+        Settings(tables=[{"name": "a", "path": "/x", "limit": 0}])

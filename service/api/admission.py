@@ -6,8 +6,6 @@ and the answer is the one error envelope from the one status mapping.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -84,7 +82,8 @@ class BodyLimitMiddleware:
         if body is None:
             await refuse(BodyTooLarge(self.limit), scope, receive, send, close=True)
             return
-        await self.app(scope, _replay(body, receive), send)
+        whole = {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, replay(whole, receive), send)
 
     async def _read(self, receive: Receive) -> bytes | None:
         """The whole body, or None once it grows past the limit."""
@@ -113,18 +112,18 @@ def _content_length(scope: Scope) -> int | None:
     return None
 
 
-def _replay(body: bytes, receive: Receive) -> Callable[[], Awaitable[Message]]:
-    """A receive that yields the already read body once, then whatever the client sends."""
+def replay(message: Message, receive: Receive) -> Receive:
+    """A receive that yields a message already taken, then whatever the client sends."""
     pending = True
 
-    async def replay() -> Message:
+    async def replayed() -> Message:
         nonlocal pending
         if pending:
             pending = False
-            return {"type": "http.request", "body": body, "more_body": False}
+            return message
         return await receive()
 
-    return replay
+    return replayed
 
 
 def is_json(content_type: str) -> bool:

@@ -10,9 +10,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from service.config import Settings
+from service.api.context import Context
 from service.engine.registry import Registry, ServedTable
-from service.runtime import Runtime
 
 
 async def get_registry(request: Request) -> Registry:
@@ -21,21 +20,7 @@ async def get_registry(request: Request) -> Registry:
     return registry
 
 
-async def get_settings(request: Request) -> Settings:
-    """The settings the app was created with."""
-    settings: Settings = request.app.state.settings
-    return settings
-
-
-async def get_runtime(request: Request) -> Runtime:
-    """The batchers and the result cache."""
-    runtime: Runtime = request.app.state.runtime
-    return runtime
-
-
 RegistryDep = Annotated[Registry, Depends(get_registry)]
-RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 async def get_table(table: str, registry: RegistryDep) -> ServedTable:
@@ -44,3 +29,12 @@ async def get_table(table: str, registry: RegistryDep) -> ServedTable:
 
 
 TableDep = Annotated[ServedTable, Depends(get_table)]
+
+
+async def get_context(served: TableDep, request: Request) -> Context:
+    """The table named in the path, with the app's limits and runtime."""
+    state = request.app.state
+    return Context(served, state.limits, state.runtime)
+
+
+ContextDep = Annotated[Context, Depends(get_context)]

@@ -29,6 +29,7 @@ STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
     errors.DimensionMismatch: 422,
     errors.ZeroVector: 422,
     errors.InvalidQuery: 422,
+    errors.InvalidVector: 422,
     errors.LimitExceeded: 422,
     errors.TableLoadError: 422,
     service_errors.Unauthorized: 401,

@@ -5,23 +5,24 @@ Every token of a request is resolved in one pass, so a 404 names all unknown tok
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from service import schemas
-from service.config import Settings
-from service.engine.errors import LimitExceeded, UnknownToken
+from service.api.limits import Limits
+from service.engine.errors import InvalidVector, UnknownToken
 from service.engine.queries import AnalogyQuery, NeighborQuery, Term
 from service.engine.registry import ServedTable
 
 
 class Resolver:
-    """Resolves one request's tokens against one table and enforces the configured limits."""
+    """Resolves one request's tokens against one table, within the configured limits."""
 
-    def __init__(self, served: ServedTable, settings: Settings) -> None:
+    def __init__(self, served: ServedTable, limits: Limits) -> None:
         self.served = served
-        self.settings = settings
+        self.limits = limits
         self.rows: dict[str, int] = {}
         self.matched: dict[str, str] = {}
 
@@ -49,49 +50,30 @@ class Resolver:
         """Rows of already resolved tokens, as an int64 array."""
         return np.fromiter((self.rows[t] for t in tokens), dtype=np.int64, count=len(tokens))
 
-    def k(self, k: int | None) -> int:
-        """The request's k, or the default; LimitExceeded above max_k."""
-        k = self.settings.default_k if k is None else k
-        return _within("k", k, self.settings.max_k)
-
-    def batch(self, size: int) -> int:
-        """A batch or list size; LimitExceeded above max_batch."""
-        return _within("batch size", size, self.settings.max_batch)
-
-    def batch_of(self, items: list[int]) -> list[int]:
-        """`items`, after checking their count against max_batch."""
-        self.batch(len(items))
-        return items
-
-    def matrix_size(self, size: int) -> int:
-        """Tokens in a similarity matrix; LimitExceeded above max_matrix_tokens."""
-        return _within("similarity matrix tokens", size, self.settings.max_matrix_tokens)
-
     def exclusions(self, tokens: Sequence[str]) -> frozenset[int]:
         """Rows of the extra exclusions."""
-        _within("exclusions", len(tokens), self.settings.max_exclude)
+        self.limits.check_exclusions(len(tokens))
         return frozenset(self.rows[t] for t in tokens)
 
     def neighbor_query(self, request: schemas.NeighborsRequest) -> NeighborQuery:
         """A neighbour query; a token or id query excludes itself."""
         exclude = self.exclusions(request.exclude)
-        if request.vector is not None:
-            vector = np.asarray(request.vector, dtype=np.float64)
+        if request.vector is not None or request.vector_b64 is not None:
+            vector = vector_of(request.vector, request.vector_b64)
         else:
             row = self.row(request.token) if request.token is not None else request.id
             assert row is not None
-            vector = self.served.index.row_directions(self.served.table.check_ids([row]))[0]
+            vector = self.served.index.store.directions(self.served.table.check_ids([row]))[0]
             exclude = exclude | {row}
-        return NeighborQuery(vector, self.k(request.k), exclude, request.restrict)
+        return NeighborQuery(vector, self.limits.checked_k(request.k), exclude, request.restrict)
 
     def analogy_query(self, request: schemas.AnalogyRequest) -> AnalogyQuery:
         """An analogy query; its input tokens are excluded from the answer."""
-        terms = len(request.positive) + len(request.negative)
-        _within("analogy terms", terms, self.settings.max_terms)
+        self.limits.check_terms(len(request.positive) + len(request.negative))
         return AnalogyQuery(
             positive=tuple(self._term(t) for t in request.positive),
             negative=tuple(self._term(t) for t in request.negative),
-            k=self.k(request.k),
+            k=self.limits.checked_k(request.k),
             method=request.method,
             exclude=self.exclusions(request.exclude),
             restrict=request.restrict,
@@ -102,7 +84,7 @@ class Resolver:
             return Term(row=self.row(term))
         if term.token is not None:
             return Term(row=self.row(term.token), weight=term.weight)
-        return Term(vector=np.asarray(term.vector, dtype=np.float64), weight=term.weight)
+        return Term(vector=vector_of(term.vector, term.vector_b64), weight=term.weight)
 
 
 def tokens_of(request: schemas.NeighborsRequest | schemas.AnalogyRequest) -> list[str]:
@@ -115,7 +97,15 @@ def tokens_of(request: schemas.NeighborsRequest | schemas.AnalogyRequest) -> lis
     return [t for t in named if t is not None] + list(request.exclude)
 
 
-def _within(what: str, value: int, limit: int) -> int:
-    if value > limit:
-        raise LimitExceeded(what, limit, value)
-    return value
+def vector_of(floats: list[float] | None, encoded: str | None) -> np.ndarray:
+    """A request's vector, given as JSON floats or as base64 of little-endian float32s."""
+    if floats is not None:
+        return np.asarray(floats, dtype=np.float64)
+    assert encoded is not None
+    # The schema's pattern admits only base64 of whole float32s; check what it cannot state.
+    values = np.frombuffer(base64.b64decode(encoded), dtype="<f4")
+    bad = ~(np.abs(values) <= schemas.MAX_COMPONENT)  # NaN compares False: caught here too
+    if bad.any():
+        index = int(np.argmax(bad))
+        raise InvalidVector(index, float(values[index]), schemas.MAX_COMPONENT)
+    return values.astype(np.float64)

@@ -16,7 +16,7 @@ from service.api.errors import error_responses
 from service.api.routes_tables import describe
 from service.api.routing import OrjsonRoute
 from service.config import TableSpec
-from service.tables import TableManager
+from service.loading import TableLoader
 
 router = APIRouter(
     prefix="/v1/admin",
@@ -26,19 +26,19 @@ router = APIRouter(
 )
 
 
-async def get_tables(request: Request) -> TableManager:
-    """The table manager of the app."""
-    manager: TableManager = request.app.state.tables
-    return manager
+async def get_loader(request: Request) -> TableLoader:
+    """The app's table loader."""
+    loader: TableLoader = request.app.state.loader
+    return loader
 
 
-TablesDep = Annotated[TableManager, Depends(get_tables)]
+LoaderDep = Annotated[TableLoader, Depends(get_loader)]
 
 
 @router.post("/tables/{table}/reload")
-async def reload_table(table: str, tables: TablesDep) -> schemas.TableInfo:
+async def reload_table(table: str, loader: LoaderDep) -> schemas.TableInfo:
     """Load a served table again from its files and swap it in; the old one serves meanwhile."""
-    return describe(await run_in_threadpool(tables.reload, table))
+    return describe(await run_in_threadpool(loader.reload, table))
 
 
 @router.post(
@@ -47,6 +47,6 @@ async def reload_table(table: str, tables: TablesDep) -> schemas.TableInfo:
     dependencies=[Depends(require_json)],
     responses=error_responses(400, 409, 413, 415),
 )
-async def add_table(spec: TableSpec, tables: TablesDep) -> schemas.TableInfo:
+async def add_table(spec: TableSpec, loader: LoaderDep) -> schemas.TableInfo:
     """Load a new table from its files and start serving it under its name."""
-    return describe(await run_in_threadpool(tables.add, spec))
+    return describe(await run_in_threadpool(loader.add, spec))

@@ -14,12 +14,12 @@ import anyio
 import numpy as np
 from fastapi import APIRouter, Request, Response
 
-from service.api.answers import dumps, json_response
-from service.api.deps import SettingsDep, TableDep
+from service.api.deps import TableDep
+from service.api.limits import Limits, within
 from service.api.resolve import Resolver
 from service.api.routing import OrjsonRoute
+from service.api.serialize import dumps, json_response
 from service.config import Settings
-from service.engine.errors import LimitExceeded
 from service.engine.projection import Basis, Projector
 from service.engine.registry import ServedTable
 from service.metrics import timed
@@ -37,35 +37,37 @@ AXES = ("x", "y", "z")
 
 
 @router.post("/projection", response_model=ProjectionResponse)
-async def projection(
-    body: ProjectionRequest, served: TableDep, settings: SettingsDep, request: Request
-) -> Response:
+async def projection(body: ProjectionRequest, served: TableDep, request: Request) -> Response:
     """PCA coordinates of the first N rows, N seeded random rows or the named tokens."""
-    return json_response(await off_loop(request, projection_body, body, served, settings))
+    return json_response(await off_loop(request, projection_body, body, served))
 
 
 @router.post("/project", response_model=ProjectResponse)
-async def project(
-    body: ProjectRequest, served: TableDep, settings: SettingsDep, request: Request
-) -> Response:
+async def project(body: ProjectRequest, served: TableDep, request: Request) -> Response:
     """Coordinates of any tokens or raw vectors in the table's projection basis."""
-    return json_response(await off_loop(request, project_body, body, served, settings))
+    return json_response(await off_loop(request, project_body, body, served))
 
 
-async def off_loop(request: Request, work: Callable[..., bytes], *args: Any) -> bytes:
-    """`work(*args)` on a worker thread, at most projection_concurrency of them at once."""
+async def off_loop(
+    request: Request, work: Callable[..., bytes], body: Any, served: ServedTable
+) -> bytes:
+    """`work(body, served, settings, limits)` on a worker thread, at most
+    projection_concurrency of them at once."""
     state = request.app.state
     limiter = getattr(state, "projection_limiter", None)
     if limiter is None:  # made here: an anyio limiter belongs to the running event loop
         limiter = state.projection_limiter = anyio.CapacityLimiter(
             state.settings.projection_concurrency
         )
+    args = (body, served, state.settings, state.limits)
     return await anyio.to_thread.run_sync(work, *args, limiter=limiter)
 
 
-def projection_body(body: ProjectionRequest, served: ServedTable, settings: Settings) -> bytes:
+def projection_body(
+    body: ProjectionRequest, served: ServedTable, settings: Settings, limits: Limits
+) -> bytes:
     """The /projection answer: the basis's variance shares and every selected row's point."""
-    resolver = Resolver(served, settings)
+    resolver = Resolver(served, limits)
     projector = served.projector
     if isinstance(body.selection, TokenSelection):
         tokens = body.selection.tokens
@@ -88,20 +90,22 @@ def projection_body(body: ProjectionRequest, served: ServedTable, settings: Sett
     )
 
 
-def project_body(body: ProjectRequest, served: ServedTable, settings: Settings) -> bytes:
+def project_body(
+    body: ProjectRequest, served: ServedTable, settings: Settings, limits: Limits
+) -> bytes:
     """The /project answer: a point for every token, or coordinates for every raw vector."""
-    resolver = Resolver(served, settings)
+    resolver = Resolver(served, limits)
     projector = served.projector
     with timed("project"):
         basis, dims = _basis(projector, settings, body.dims)
         if body.tokens is not None:
-            resolver.batch(len(body.tokens))
+            limits.check_batch(len(body.tokens))
             rows = resolver.resolve(body.tokens).row_array(body.tokens)
             rows = projector.named_rows(rows.tolist())
             points = row_points(served, rows, projector.project_rows(basis, rows, dims))
         else:
             assert body.vectors is not None
-            resolver.batch(len(body.vectors))
+            limits.check_batch(len(body.vectors))
             coordinates = projector.project_vectors(basis, body.vectors, dims)
             points = [dict(zip(AXES, point, strict=False)) for point in coordinates.tolist()]
     return dumps({"matched": resolver.matched, "dims": dims, "points": points})
@@ -134,6 +138,4 @@ def _basis(projector: Projector, settings: Settings, dims: int) -> tuple[Basis, 
 
 
 def _check_points(points: int, settings: Settings) -> int:
-    if points > settings.max_projection_points:
-        raise LimitExceeded("projection points", settings.max_projection_points, points)
-    return points
+    return within("projection points", points, settings.max_projection_points)

@@ -77,6 +77,17 @@ class InvalidQuery(EngineError):
     """A query that is well-formed but cannot be answered as asked."""
 
 
+class InvalidVector(EngineError):
+    """A vector component is NaN, infinite or beyond the accepted magnitude."""
+
+    def __init__(self, index: int, value: float, bound: float) -> None:
+        super().__init__(
+            f"vector component {index} is {value}: components must be finite numbers within "
+            f"+-{bound:g}",
+            index=index,
+        )
+
+
 class TableLoadError(EngineError):
     """A table file cannot be loaded; the message names the file and the problem."""
 

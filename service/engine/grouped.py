@@ -1,4 +1,4 @@
-"""Batch entry points for items that may belong to different tables."""
+"""Batch entry points for items that may belong to different tables (the batchers' work)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ Query = TypeVar("Query")
 Result = TypeVar("Result")
 
 
-def answer_items(items: Sequence[tuple[SimilarityIndex, Prepared]]) -> list[Neighbors]:
-    """Answer prepared neighbour/analogy queries, one pass per table."""
-    return _per_index(items, lambda index, queries: index.answer(queries))
+def search_per_table(items: Sequence[tuple[SimilarityIndex, Prepared]]) -> list[Neighbors]:
+    """Search prepared neighbour/analogy queries, one pass per table."""
+    return _per_index(items, lambda index, queries: index.search(queries))
 
 
-def score_items(items: Sequence[tuple[SimilarityIndex, ScoreQuery]]) -> list[Scores]:
+def score_per_table(items: Sequence[tuple[SimilarityIndex, ScoreQuery]]) -> list[Scores]:
     """Score prepared queries, one matrix product per table."""
     return _per_index(items, scoring.score)
 

@@ -3,7 +3,7 @@
 Two interchangeable kernels hold the unit-normalised rows once each:
 - BlasKernel (default): the rows transposed, so a batch is one plain matrix product
   (directions @ rows^T without a transposed operand); measured the fastest here for every batch
-  size from 1 to 512 (benchmarks/kernels.py, BENCHMARKS.md).
+  size from 1 to 512 (benchmarks/engine_throughput.py, BENCHMARKS.md).
 - FaissKernel: a FAISS IndexFlatIP and its own exhaustive search.
 """
 
@@ -22,9 +22,18 @@ KernelName = Literal["blas", "faiss"]
 # first packs the whole table (1 thread, 30,522 x 384: 0.9 ms per vector, 3.2-3.9 ms for any
 # product of 2 to 16).
 SMALL_BATCH = 3
-# Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of their
-# slack, output scoring and 3CosMul) could otherwise lose a near-tie to float32 rounding.
+# Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
+# slack, output scoring) could otherwise lose a near-tie to float32 rounding.
 RESCORE_MARGIN = 4
+# The most float32 scores a pass holds at once (directions x rows): a batch's temporaries stay
+# the same size whatever the table. Batches of up to 137 directions score the default table
+# (30,522 rows) in one block; a full batch of 256 takes two.
+SCORES_BUDGET = 16 * 2**20
+
+
+def rows_per_block(directions: int, rows: int) -> int:
+    """Rows scored at once for `directions` directions within SCORES_BUDGET."""
+    return max(1, min(rows, SCORES_BUDGET // (4 * max(1, directions))))
 
 
 class Kernel(Protocol):
@@ -37,8 +46,8 @@ class Kernel(Protocol):
         """Bytes held for the unit rows."""
         ...
 
-    def scores(self, directions: np.ndarray, searchable: int) -> np.ndarray:
-        """(batch, searchable) float32 inner products."""
+    def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(batch, stop - start) float32 inner products with index positions start..stop."""
         ...
 
     def candidates(
@@ -61,9 +70,9 @@ class BlasKernel:
         """Bytes held for the unit rows."""
         return int(self.rows_t.nbytes)
 
-    def scores(self, directions: np.ndarray, searchable: int) -> np.ndarray:
-        """(batch, searchable) float32 inner products."""
-        rows_t = self.rows_t[:, :searchable]
+    def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(batch, stop - start) float32 inner products with index positions start..stop."""
+        rows_t = self.rows_t[:, start:stop]
         if len(directions) <= SMALL_BATCH:
             return np.stack([direction @ rows_t for direction in directions])
         return directions @ rows_t
@@ -71,7 +80,10 @@ class BlasKernel:
     def candidates(self, directions: np.ndarray, depth: int, searchable: int) -> list[np.ndarray]:
         """Per direction, positions of its `depth` best rows and any that may tie with them."""
         slack = float32_dot_error(self.rows_t.shape[0])
-        return candidate_rows(self.scores(directions, searchable), depth, slack)
+        block = rows_per_block(len(directions), searchable)
+        if block >= searchable:
+            return candidate_rows(self.scores(directions, 0, searchable), depth, slack)
+        return _blocked_candidates(self, directions, depth, searchable, block, slack)
 
 
 class FaissKernel:
@@ -92,9 +104,9 @@ class FaissKernel:
         """Bytes held for the unit rows."""
         return int(self.rows.nbytes)
 
-    def scores(self, directions: np.ndarray, searchable: int) -> np.ndarray:
-        """(batch, searchable) float32 inner products."""
-        return directions @ self.rows[:searchable].T
+    def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(batch, stop - start) float32 inner products with index positions start..stop."""
+        return directions @ self.rows[start:stop].T
 
     def candidates(self, directions: np.ndarray, depth: int, searchable: int) -> np.ndarray:
         """(batch, depth + margin) positions of each direction's best rows (ties cut arbitrarily).
@@ -108,6 +120,38 @@ class FaissKernel:
             selector = faiss.IDSelectorRange(0, searchable)
             params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
         return self.index.search(directions, depth, params=params)[1]
+
+
+def _blocked_candidates(
+    kernel: BlasKernel,
+    directions: np.ndarray,
+    depth: int,
+    searchable: int,
+    block: int,
+    slack: float,
+) -> list[np.ndarray]:
+    """candidate_rows over blocks of rows, merged: the same rows as one pass over all of them.
+
+    A row dropped in its block scored below that block's depth-th best minus the slack, which
+    is at most the depth-th best of all rows minus the slack, so one pass would drop it too; and
+    every row of the overall depth best survives its block, so the merged bound is the same.
+    """
+    positions: list[list[np.ndarray]] = [[] for _ in directions]
+    values: list[list[np.ndarray]] = [[] for _ in directions]
+    for start in range(0, searchable, block):
+        stop = min(start + block, searchable)
+        scores = kernel.scores(directions, start, stop)
+        for query, columns in enumerate(candidate_rows(scores, min(depth, stop - start), slack)):
+            positions[query].append(columns + start)
+            values[query].append(scores[query, columns])
+    merged = []
+    for kept, scored in zip(positions, values, strict=True):
+        found, score = np.concatenate(kept), np.concatenate(scored)
+        if found.size > depth:
+            bound = np.partition(score, found.size - depth)[found.size - depth] - slack
+            found = found[score >= bound]
+        merged.append(found)
+    return merged
 
 
 def float32_dot_error(width: int, scale: float = 1.0) -> float:

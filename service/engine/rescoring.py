@@ -8,34 +8,46 @@ are), so a query's answer is the same whatever else was in its batch.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from service.engine.queries import NeighborQuery, Neighbors
-
-if TYPE_CHECKING:
-    from service.engine.index import SimilarityIndex
+from service.engine.rows import RowStore
 
 # Candidates rescored together: 512 rows of 384 float64 are 1.5 MB per temporary.
 CHUNK = 512
+# Queries rescored together: their candidate and exclusion arrays are the other temporaries
+# (256 queries with k=1000 and 1,000 exclusions each held 25 MB of them at once).
+QUERY_CHUNK = 32
 
 
 def rescore(
-    index: SimilarityIndex,
+    store: RowStore,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
 ) -> list[Neighbors]:
     """Each query's candidates scored in float64 from the raw rows, best k first (ties: id)."""
+    results: list[Neighbors] = []
+    for start in range(0, len(queries), QUERY_CHUNK):
+        part = slice(start, start + QUERY_CHUNK)
+        results.extend(_rescore(store, queries[part], positions[part]))
+    return results
+
+
+def _rescore(
+    store: RowStore,
+    queries: Sequence[NeighborQuery],
+    positions: Sequence[np.ndarray] | np.ndarray,
+) -> list[Neighbors]:
     counts = [len(p) for p in positions]
     flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in positions])
     owner = np.repeat(np.arange(len(queries)), counts)
     valid = flat >= 0
-    ids, owner = index.indexed_rows[flat[valid]], owner[valid]
-    keep = ~_excluded(queries, owner, ids, index.table.rows)
+    ids, owner = store.indexed[flat[valid]], owner[valid]
+    keep = ~_excluded(queries, owner, ids, store.table.rows)
     ids, owner = ids[keep], owner[keep]
-    scores = _dots(index.table.vectors, ids, np.stack([q.vector for q in queries]), owner)
-    scores /= index.norms64[ids]
+    scores = _dots(store.vectors, ids, np.stack([q.vector for q in queries]), owner)
+    scores /= store.norms64[ids]
     order = np.lexsort((ids, -scores, owner))
     ids, scores, owner = ids[order], scores[order], owner[order]
     bounds = np.searchsorted(owner, np.arange(len(queries) + 1))

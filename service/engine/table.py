@@ -13,6 +13,7 @@ import numpy as np
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
 
 MetadataValue = int | float | str
+_CHECK_ROWS = 65_536
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,10 +105,19 @@ def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
     if not np.issubdtype(array.dtype, np.floating):
         raise TableLoadError(source, f"expected floating-point rows, got dtype {array.dtype}")
     array = np.ascontiguousarray(array, dtype=np.float32)
-    if not np.isfinite(array).all():
-        bad_row = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
+    bad_row = _first_non_finite_row(array)
+    if bad_row is not None:
         raise TableLoadError(source, f"non-finite value (NaN or infinity) in row {bad_row}")
     return array
+
+
+def _first_non_finite_row(array: np.ndarray) -> int | None:
+    # In blocks: one mask of the whole table would be a quarter of its size again.
+    for start in range(0, len(array), _CHECK_ROWS):
+        finite = np.isfinite(array[start : start + _CHECK_ROWS]).all(axis=1)
+        if not finite.all():
+            return start + int(np.flatnonzero(~finite)[0])
+    return None
 
 
 def _check_tokens(tokens: Sequence[str], rows: int, source: str) -> None:
@@ -117,8 +127,12 @@ def _check_tokens(tokens: Sequence[str], rows: int, source: str) -> None:
         )
     if len(set(tokens)) != rows:
         duplicates = [token for token, count in Counter(tokens).items() if count > 1]
-        shown = ", ".join(repr(token) for token in duplicates[:5])
-        raise TableLoadError(source, f"{len(duplicates)} duplicate token(s), e.g. {shown}")
+        # Rows, not the tokens: a table's source may be a file that must not be quoted.
+        first = tokens.index(duplicates[0])
+        again = tokens.index(duplicates[0], first + 1)
+        raise TableLoadError(
+            source, f"{len(duplicates)} duplicate token(s), e.g. rows {first} and {again}"
+        )
 
 
 def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: str) -> None:

@@ -11,17 +11,15 @@ rescoring as any search, so the answers are exactly those of the direct path.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
 
 from service.engine.errors import ZeroVector
-from service.engine.kernels import float32_dot_error
+from service.engine.kernels import SCORES_BUDGET, Kernel, float32_dot_error
 from service.engine.queries import AnalogyQuery, NeighborQuery, TermMix
+from service.engine.rows import RowStore
 from service.engine.topk import candidate_rows
-
-if TYPE_CHECKING:
-    from service.engine.index import SimilarityIndex
 
 # Worth it only when the batch names at most this share of distinct rows per query.
 MAX_TERMS_PER_QUERY = 0.5
@@ -31,27 +29,33 @@ MAX_TERMS_PER_QUERY = 0.5
 CHUNK = 32
 
 
-def shares_terms(queries: Sequence[NeighborQuery]) -> bool:
-    """Whether every query is a mix of table rows and they share enough of them."""
+def shares_terms(queries: Sequence[NeighborQuery], searchable: int) -> bool:
+    """Whether every query is a mix of table rows, they share enough of them, and the distinct
+    rows' scores fit in the scores budget (else the direct pass, which scores in blocks)."""
     mixes = [query.mix for query in queries]
     if len(mixes) < 8 or any(mix is None for mix in mixes):
         return False
     distinct = np.unique(np.concatenate([mix.rows for mix in mixes if mix is not None]))
-    return distinct.size <= MAX_TERMS_PER_QUERY * len(mixes)
+    fits = 4 * distinct.size * searchable <= SCORES_BUDGET
+    return fits and distinct.size <= MAX_TERMS_PER_QUERY * len(mixes)
 
 
 def candidates_by_terms(
-    index: SimilarityIndex, queries: Sequence[NeighborQuery], depth: int, searchable: int
+    store: RowStore,
+    kernel: Kernel,
+    queries: Sequence[NeighborQuery],
+    depth: int,
+    searchable: int,
 ) -> list[np.ndarray]:
     """Per query, candidate positions from the weighted sums of shared term scores."""
     mixes = [query.mix for query in queries if query.mix is not None]
     rows = np.concatenate([mix.rows for mix in mixes])
     distinct, inverse = np.unique(rows, return_inverse=True)
-    units = index.row_directions(distinct).astype(np.float32)
-    term_scores = index.kernel.scores(units, searchable)
+    units = store.directions(distinct).astype(np.float32)
+    term_scores = kernel.scores(units, 0, searchable)
     # Each term score carries a float32 dot-product error, scaled by its weight; the sum adds
     # one rounding per term on top.
-    error = float32_dot_error(index.table.width) + 2.0**-23
+    error = float32_dot_error(store.width) + 2.0**-23
     sums = _Sums(term_scores, inverse, mixes)
     combined = np.empty((min(CHUNK, len(mixes)), searchable), dtype=np.float32)
     found: list[np.ndarray] = []
@@ -109,7 +113,7 @@ class _Sums:
             out += weights[term] * scores[columns[term]]
 
 
-def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> list[NeighborQuery]:
+def mean_directions(store: RowStore, queries: Sequence[AnalogyQuery]) -> list[NeighborQuery]:
     """gensim's weighted means of analogies whose terms are all table rows, computed at once."""
     terms = [query.positive + query.negative for query in queries]
     row_list = [cast(int, term.row) for group in terms for term in group]  # all rows (caller)
@@ -123,7 +127,7 @@ def mean_directions(index: SimilarityIndex, queries: Sequence[AnalogyQuery]) -> 
     )
     starts = np.cumsum([0] + [len(group) for group in terms[:-1]])
     distinct, inverse = np.unique(rows, return_inverse=True)  # each row normalised once
-    units = index.row_directions(distinct)[inverse]
+    units = store.directions(distinct)[inverse]
     means = _segment_sums(units * weights[:, None], starts, [len(group) for group in terms])
     norms = np.sqrt(np.sum(means * means, axis=1))
     if not (norms > 0).all():

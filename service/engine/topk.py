@@ -23,12 +23,25 @@ GROUPS = 32
 # Partition this many extra columns per row on the small-table path; only a row with more
 # near-ties than that is scanned in full.
 TIE_ROOM = 16
+# Rows selected together: the selection's temporaries (block copies, partition indices) are
+# a few times one chunk of scores, whatever the batch (256 rows at once took 62 MB of int64
+# partition indices on the default table).
+CHUNK_ROWS = 32
 
 
 def candidate_rows(scores: np.ndarray, depth: int, slack: np.ndarray | float) -> list[np.ndarray]:
     """Per row of `scores`, its columns scoring within `slack` of a bound <= its depth-th best."""
-    rows, columns = scores.shape
+    rows = scores.shape[0]
     slack = np.broadcast_to(np.asarray(slack, dtype=np.float64), (rows,))
+    found: list[np.ndarray] = []
+    for start in range(0, rows, CHUNK_ROWS):
+        part = slice(start, start + CHUNK_ROWS)
+        found.extend(_select(scores[part], depth, slack[part]))
+    return found
+
+
+def _select(scores: np.ndarray, depth: int, slack: np.ndarray) -> list[np.ndarray]:
+    rows, columns = scores.shape
     if columns // GROUPS > 2 * depth:
         return _by_blocks(scores, depth, slack)
     if depth + TIE_ROOM >= columns:

@@ -10,7 +10,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.config import Settings
-from service.engine.table import EmbeddingTable
 from service.main import create_app
 from tests.api.test_ops import metric_value
 
@@ -20,7 +19,7 @@ MINILM = "/v1/tables/minilm"
 @pytest.fixture(scope="module")
 def unbatched(settings: Settings) -> Iterator[TestClient]:
     """The same tables with batching and the cache off: one search per request."""
-    plain = settings.model_copy(update={"batching": False, "cache_entries": 0})
+    plain = settings.model_copy(update={"batching": False, "cache_bytes": 0})
     with TestClient(create_app(plain)) as test_client:
         yield test_client
 
@@ -91,13 +90,48 @@ def test_errors_are_not_cached(client) -> None:
         assert client.post(f"{MINILM}/neighbors", json=body).status_code == 404
 
 
-def test_the_cache_stays_bounded(settings: Settings, minilm: EmbeddingTable) -> None:
-    small_cache = settings.model_copy(update={"cache_entries": 3})
+def test_the_cache_stays_within_its_byte_budget(settings: Settings) -> None:
+    budget = 8_000  # room for a few k=30 neighbour answers (about 1.9 KB each)
+    small_cache = settings.model_copy(update={"cache_bytes": budget})
+    tokens = ["king", "queen", "paris", "berlin", "apple", "pear", "river"]
     with TestClient(create_app(small_cache)) as client:
-        for token in ["king", "queen", "paris", "berlin", "apple"]:
-            client.post(f"{MINILM}/neighbors", json={"token": token, "k": 2})
-        entries = metric_value(client.get("/metrics").text, "embedding_service_cache_entries")
-        assert entries == 3
+        for token in tokens:
+            client.post(f"{MINILM}/neighbors", json={"token": token, "k": 30})
+        text = client.get("/metrics").text
+        assert 0 < metric_value(text, "embedding_service_cache_bytes") <= budget
+        assert 1 <= metric_value(text, "embedding_service_cache_entries") < len(tokens)
+        hits = lookups(client, "hit")
+        client.post(f"{MINILM}/neighbors", json={"token": tokens[-1], "k": 30})
+        assert lookups(client, "hit") == hits + 1  # the latest answer is kept
+        client.post(f"{MINILM}/neighbors", json={"token": tokens[0], "k": 30})
+        assert lookups(client, "hit") == hits + 1  # the oldest was evicted
+
+
+def test_one_query_is_one_entry_however_its_body_is_written(client) -> None:
+    """Keys are the validated query, not the body: padding, key order and defaults spelled out
+    do not add entries (a whitespace-padded body used to be a new multi-megabyte key)."""
+    bodies = [
+        b'{"token": "lisbon", "k": 4}',
+        b'{"k": 4, "token": "lisbon"}',
+        b'{"token": "lisbon", "k": 4, "exclude": [], "restrict": null}' + b" " * 100_000,
+    ]
+    json_type = {"content-type": "application/json"}
+    hits, misses = lookups(client, "hit"), lookups(client, "miss")
+    answers = {
+        client.post(f"{MINILM}/neighbors", content=b, headers=json_type).content for b in bodies
+    }
+    assert len(answers) == 1
+    assert (lookups(client, "hit"), lookups(client, "miss")) == (hits + 2, misses + 1)
+
+
+def test_answers_above_the_size_limit_are_not_cached(settings: Settings) -> None:
+    capped = settings.model_copy(update={"cache_max_answer_bytes": 10_000})
+    with TestClient(create_app(capped)) as client:
+        big = {"queries": [{"token": t, "k": 100} for t in ["king", "queen", "paris"]]}
+        small = {"token": "king", "k": 3}
+        assert len(client.post(f"{MINILM}/neighbors", json=big).content) > 10_000
+        client.post(f"{MINILM}/neighbors", json=small)
+        assert metric_value(client.get("/metrics").text, "embedding_service_cache_entries") == 1
 
 
 def test_a_cached_body_under_another_content_type_is_still_refused(client) -> None:

@@ -6,13 +6,17 @@ import json
 import re
 import tomllib
 from importlib import metadata
+from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.deploy.conftest import DEPLOY, REPO, load_yaml, run_tool
 
 DOCKERFILE = REPO / "Dockerfile"
+# scripts/compose-smoke's local stand-in for prom/prometheus.
+PROMETHEUS_STANDIN = DEPLOY / "compose" / "prometheus-standin" / "Dockerfile"
 LOCK = DEPLOY / "requirements.lock"
 # Pinned, but installed without its dependency: sentence-transformers (and torch) serve only
 # the package's own load_model(); the service reads the bundled files itself.
@@ -45,8 +49,9 @@ def last(keyword: str) -> str:
     return values[-1]
 
 
-def test_hadolint_passes() -> None:
-    run_tool("hadolint", DOCKERFILE)
+@pytest.mark.parametrize("path", [DOCKERFILE, PROMETHEUS_STANDIN], ids=["service", "standin"])
+def test_hadolint_passes(path: Path) -> None:
+    run_tool("hadolint", path)
 
 
 def test_instruction_parser_reads_continuations_and_skips_comments() -> None:

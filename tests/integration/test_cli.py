@@ -91,6 +91,16 @@ def test_info_describes_a_file(tmp_path: Path) -> None:
     assert (facts["rows"], facts["width"], facts["first_tokens"]) == (3, 3, ["a", "b", "c"])
 
 
+def test_info_reads_a_cut_fasttext_file_with_options(tmp_path: Path) -> None:
+    path = tmp_path / "cut.vec"
+    path.write_bytes(b"3 2\nok 1 2\ncaf\xc3 3 4\nlast 5 6\n")
+    refused = run_cli("info", str(path))
+    assert refused.returncode == 2 and "unicode_errors='replace'" in refused.stderr
+    result = run_cli("info", str(path), "--unicode-errors", "replace", "--limit", "2")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["first_tokens"] == ["ok", "caf\ufffd"]
+
+
 def test_one_shot_query_on_the_default_table() -> None:
     result = run_cli("query", "analogy", "king", "woman", "--negative", "man", "-k", "1")
     assert result.returncode == 0, result.stderr

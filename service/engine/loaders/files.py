@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
 import mmap
 import stat
+import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from service.engine.errors import TableLoadError
+from service.engine.loaders.tokens import DECODE_HINT
+
+# Suffix -> how to decompress while reading; the suffix before it names the format.
+COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
 
 
 def require_file(path: Path) -> int:
@@ -30,52 +37,98 @@ def require_file(path: Path) -> int:
     return status.st_size
 
 
+def compression(path: Path) -> str | None:
+    """The compression of `path` from its suffix (`gzip`, `bz2`), or None."""
+    return COMPRESSIONS.get(path.suffix.lower())
+
+
+def format_suffix(path: Path) -> str:
+    """The suffix that names the format: `.bin` for both `a.bin` and `a.bin.gz`."""
+    return Path(path.stem).suffix.lower() if compression(path) else path.suffix.lower()
+
+
 @contextmanager
 def open_file(path: Path) -> Iterator[BinaryIO]:
-    """Open a checked regular file for binary reading; OS errors become TableLoadError."""
+    """Open a checked regular file for binary reading, decompressing `.gz` and `.bz2`.
+
+    OS errors and corrupt or truncated compressed data become TableLoadError.
+    """
     require_file(path)
     try:
         handle = path.open("rb")
     except OSError as error:
         raise read_error(path, error) from None
+    kind = compression(path)
     with handle:
-        yield handle
+        if kind is None:
+            yield handle
+            return
+        opened = gzip.GzipFile(fileobj=handle) if kind == "gzip" else bz2.BZ2File(handle)
+        with opened as stream, _decompression_errors(path, kind):
+            yield stream  # type: ignore[misc]
+
+
+@contextmanager
+def _decompression_errors(path: Path, kind: str) -> Iterator[None]:
+    try:
+        yield
+    except EOFError:
+        raise TableLoadError(path, f"truncated: the {kind} data ends before its end") from None
+    except OSError as error:
+        if error.errno is not None:
+            raise read_error(path, error) from None
+        # gzip and bz2 say "Not a gzipped file (b'..')" or "Invalid data stream": never quoted.
+        raise TableLoadError(path, f"corrupt {kind} data: cannot decompress it") from None
+    except zlib.error:
+        raise TableLoadError(path, f"corrupt {kind} data: cannot decompress it") from None
 
 
 @contextmanager
 def mapped(path: Path) -> Iterator[mmap.mmap]:
-    """Map a checked regular file read-only into memory."""
+    """Map a checked, uncompressed regular file read-only into memory."""
     # Mapping instead of reading keeps multi-gigabyte word2vec files out of process memory.
     with open_file(path) as handle:
         try:
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError) as error:
             raise read_error(path, error) from None
-        with data:
+        try:
             yield data
+        finally:
+            _close(data)
+
+
+def _close(data: mmap.mmap) -> None:
+    # An error raised while parsing can still hold views of the map in its traceback; the map
+    # is unmapped when they go, and the error, not a BufferError, is what the caller must see.
+    with suppress(BufferError):
+        data.close()
 
 
 def read_error(path: Path, error: Exception) -> TableLoadError:
-    """The TableLoadError reporting that `path` could not be read."""
-    return TableLoadError(path, f"cannot read: {getattr(error, 'strerror', None) or error}")
+    """The TableLoadError reporting that `path` could not be read (the OS's reason only)."""
+    # Only the OS's reason: other errors' messages can quote the file (gzip quotes its magic).
+    return TableLoadError(path, f"cannot read: {getattr(error, 'strerror', None) or 'I/O error'}")
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: Path, errors: str = "strict") -> str:
     with open_file(path) as handle:
         try:
             data = handle.read()
         except OSError as error:
             raise read_error(path, error) from None
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig", errors)
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
-        raise TableLoadError(path, f"line {line}: invalid UTF-8 at byte {error.start}") from None
+        raise TableLoadError(
+            path, f"line {line}: invalid UTF-8 at byte {error.start}; {DECODE_HINT}"
+        ) from None
 
 
-def read_lines(path: Path) -> list[str]:
+def read_lines(path: Path, errors: str = "strict") -> list[str]:
     """One entry per line, split on "\\n" only: unicode line separators can be tokens."""
-    lines = [line.removesuffix("\r") for line in _read_text(path).split("\n")]
+    lines = [line.removesuffix("\r") for line in _read_text(path, errors).split("\n")]
     if lines[-1] == "" and len(lines) > 1:
         lines.pop()
     return lines
@@ -85,8 +138,12 @@ def read_json(path: Path) -> dict[str, Any]:
     """The JSON object stored in `path`."""
     try:
         data = json.loads(_read_text(path))
-    except ValueError as error:
-        raise TableLoadError(path, f"invalid JSON: {error}") from None
+    except json.JSONDecodeError as error:
+        # The position only: the decoder's own message can quote the offending characters.
+        where = f"line {error.lineno} column {error.colno}"
+        raise TableLoadError(path, f"invalid JSON at {where}") from None
+    except RecursionError:
+        raise TableLoadError(path, "invalid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise TableLoadError(path, f"expected a JSON object, got {type(data).__name__}")
     return data

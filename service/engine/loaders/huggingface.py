@@ -12,31 +12,31 @@ from service.engine.errors import TableLoadError
 from service.engine.loaders.files import (
     check_vocabulary,
     first_existing,
+    read_error,
     read_json,
     read_lines,
     require_file,
 )
+from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.table import EmbeddingTable
 
-DEFAULT_TENSOR = "embeddings.word_embeddings.weight"
 
-
-def load_huggingface(
-    path: str | Path, tensor: str = DEFAULT_TENSOR, vocab: str | Path | None = None
-) -> EmbeddingTable:
+def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
     """Load one tensor of a Hugging Face model (directory or `.safetensors` file) as the table."""
     path = Path(path)
-    vectors = _read_tensor(_weights_file(path, tensor), tensor)
+    weights = _weights_file(path, options.tensor)
+    vectors = _read_tensor(weights, options.tensor, options.limit)
     folder = path if path.is_dir() else path.parent
     vocab_path = (
-        Path(vocab)
-        if vocab
+        Path(options.vocab)
+        if options.vocab
         else first_existing(path, [folder / "vocab.txt", folder / "tokenizer.json"], "vocabulary")
     )
     is_json = vocab_path.suffix == ".json"
-    tokens = _read_tokenizer(vocab_path) if is_json else read_lines(vocab_path)
-    check_vocabulary(vocab_path, len(tokens), len(vectors), path)
-    return EmbeddingTable(tokens, vectors, source=str(path))
+    errors = options.unicode_errors
+    tokens = _read_tokenizer(vocab_path) if is_json else read_lines(vocab_path, errors)
+    check_vocabulary(vocab_path, len(tokens), _tensor_rows(weights, options.tensor), path)
+    return EmbeddingTable(tokens[: len(vectors)], vectors, source=str(path))
 
 
 def _weights_file(path: Path, tensor: str) -> Path:
@@ -57,18 +57,30 @@ def _weights_file(path: Path, tensor: str) -> Path:
     return path / Path(str(weight_map[tensor])).name
 
 
-def _read_tensor(path: Path, tensor: str) -> np.ndarray:
+def _read_tensor(path: Path, tensor: str, limit: int | None) -> np.ndarray:
     require_file(path)
     try:
         with safe_open(path, framework="numpy") as handle:
             names = list(handle.keys())
             if tensor not in names:
                 raise TableLoadError(path, _missing_tensor(tensor, names))
-            if handle.get_slice(tensor).get_dtype() == "BF16":
-                return _read_bfloat16(path, tensor)
-            return np.asarray(handle.get_tensor(tensor))
-    except (SafetensorError, OSError, ValueError, TypeError, KeyError) as error:
-        raise TableLoadError(path, f"cannot read tensor {tensor!r}: {error}") from None
+            rows = handle.get_slice(tensor)
+            if rows.get_dtype() == "BF16":
+                widened = _read_bfloat16(path, tensor)
+                return widened[:limit].copy() if limit else widened
+            return np.asarray(rows[:limit] if limit else handle.get_tensor(tensor))
+    except OSError as error:
+        raise read_error(path, error) from None
+    # The library's messages can quote the header (an unknown dtype, a key), so none is passed on.
+    except (SafetensorError, ValueError, TypeError, KeyError):
+        raise TableLoadError(
+            path, f"cannot read tensor {tensor!r}: not a valid safetensors file"
+        ) from None
+
+
+def _tensor_rows(path: Path, tensor: str) -> int:
+    with safe_open(path, framework="numpy") as handle:
+        return int(handle.get_slice(tensor).get_shape()[0])
 
 
 def _read_bfloat16(path: Path, tensor: str) -> np.ndarray:
@@ -98,8 +110,10 @@ def _read_tokenizer(path: Path) -> list[str]:
             else {int(i): str(token) for token, i in vocab.items()}
         )
         by_id.update({int(t["id"]): str(t["content"]) for t in data.get("added_tokens", [])})
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
-        raise TableLoadError(path, f"no usable model.vocab / added_tokens: {error!r}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+        raise TableLoadError(
+            path, "no usable model.vocab / added_tokens (token -> integer id, or [token, score])"
+        ) from None
     if sorted(by_id) != list(range(len(by_id))):
         raise TableLoadError(
             path, f"token ids are not exactly 0..{len(by_id) - 1} ({min(by_id)}..{max(by_id)})"

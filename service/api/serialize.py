@@ -1,14 +1,16 @@
 """Engine results to JSON response bytes, serialised once with orjson.
 
-Query routes return these bytes directly: the shapes match the response models declared on
-the routes (tests validate them against the models), without a second validation pass.
+Queries are answered with these bytes directly: the shapes match the response models declared
+on the routes (tests validate them against the models), without a second validation pass.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import orjson
 from fastapi import Response
 
@@ -37,7 +39,7 @@ def neighbor_list(table: EmbeddingTable, result: Neighbors) -> list[dict[str, An
     ]
 
 
-def neighbors_body(
+def neighbors_json(
     table: EmbeddingTable, results: Sequence[Neighbors], matched: dict[str, str], batch: bool
 ) -> bytes:
     """The neighbours (or batch) response body."""
@@ -47,7 +49,28 @@ def neighbors_body(
     return dumps({"matched": matched, "neighbors": neighbor_list(table, results[0])})
 
 
-def scores_body(table: EmbeddingTable, scores: Scores, matched: dict[str, str]) -> bytes:
+def lookup_items(
+    table: EmbeddingTable, rows: np.ndarray, encoding: str | None
+) -> list[dict[str, Any]]:
+    """[{"token", "id", "norm", ["vector" | "vector_b64"], "metadata"}, ...] for table rows.
+
+    `encoding` "float" answers JSON floats, "base64" little-endian float32 bytes in base64,
+    None no vector.
+    """
+    items = []
+    norms = table.norms[rows].tolist()
+    for row, norm in zip(rows.tolist(), norms, strict=True):
+        item: dict[str, Any] = {"token": table.tokens[row], "id": row, "norm": norm}
+        if encoding == "float":
+            item["vector"] = table.vectors[row].tolist()
+        elif encoding == "base64":
+            item["vector_b64"] = base64.b64encode(table.vectors[row].astype("<f4")).decode()
+        item["metadata"] = table.metadata_of(row)
+        items.append(item)
+    return items
+
+
+def scores_json(table: EmbeddingTable, scores: Scores, matched: dict[str, str]) -> bytes:
     """The output-scoring response body."""
     tokens = table.tokens
     probabilities = scores.probabilities.tolist() if scores.probabilities is not None else None

@@ -1,4 +1,4 @@
-"""The fast lane answers exactly as the FastAPI routes do, and leaves them everything else."""
+"""The direct path answers exactly as the FastAPI routes do, and leaves them everything else."""
 
 from __future__ import annotations
 
@@ -6,34 +6,26 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from service.api import fast_lane, routes_search
-from service.api.fast_lane import FastLaneMiddleware
+from service.api import direct, operations, routes_search, routes_vectors
 from service.config import Settings
 from service.engine.table import EmbeddingTable
 from service.main import create_app
 
 
-def without_lane(app: FastAPI) -> FastAPI:
-    """The same app with every request answered by the FastAPI routes."""
-    app.user_middleware = [m for m in app.user_middleware if m.cls is not FastLaneMiddleware]
-    return app
-
-
 @pytest.fixture(scope="module")
-def laned(settings: Settings) -> Iterator[TestClient]:
-    """The app with the result cache off, so every request reaches the lane."""
-    with TestClient(create_app(settings.model_copy(update={"cache_entries": 0}))) as client:
+def direct_client(settings: Settings) -> Iterator[TestClient]:
+    """The app with the result cache off, so every request is computed."""
+    with TestClient(create_app(settings.model_copy(update={"cache_bytes": 0}))) as client:
         yield client
 
 
 @pytest.fixture(scope="module")
 def routed(settings: Settings) -> Iterator[TestClient]:
-    """The same tables and settings, without the fast lane."""
-    uncached = settings.model_copy(update={"cache_entries": 0})
-    with TestClient(without_lane(create_app(uncached))) as client:
+    """The same tables and settings with direct_queries off: FastAPI's routes answer."""
+    plain = settings.model_copy(update={"cache_bytes": 0, "direct_queries": False})
+    with TestClient(create_app(plain)) as client:
         yield client
 
 
@@ -53,24 +45,41 @@ def valid_requests(minilm: EmbeddingTable) -> list[tuple[str, dict]]:
         ),
         ("minilm/analogy", {"positive": [{"token": "king", "weight": 2.0}, {"vector": vector}]}),
         ("minilm/analogy", {"queries": [{"positive": ["king"]}, {"positive": ["queen"], "k": 1}]}),
+        ("minilm/lookup", {"tokens": ["king", "queen"]}),
+        ("minilm/lookup", {"ids": [0, 5], "include_vector": False}),
+        ("small/lookup", {"tokens": ["KING"]}),
+        ("minilm/similarity", {"pairs": [["king", "queen"], ["man", "woman"]]}),
+        ("minilm/similarity", {"tokens": ["king", "queen", "paris"]}),
+        ("minilm/score", {"vector": vector, "k": 3, "softmax": True, "target": "the"}),
     ]
 
 
-def test_valid_requests_get_the_routes_answers(laned, routed, minilm, monkeypatch) -> None:
-    answered = []
+def counting(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[str]:
+    """Replace `respond` in `modules` with one that records each operation it answers."""
+    answered: list[str] = []
+    respond = operations.respond
 
-    async def counting_answer(*args):
-        answered.append(args[0])
-        return await routes_search.answer(*args)
+    async def recording(operation, body, context):
+        answered.append(operation.name)
+        return await respond(operation, body, context)
 
-    monkeypatch.setattr(fast_lane, "answer", counting_answer)
+    for module in modules:
+        monkeypatch.setattr(module, "respond", recording)
+    return answered
+
+
+def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, monkeypatch) -> None:
+    by_direct = counting(monkeypatch, direct)
+    by_routes = counting(monkeypatch, routes_search, routes_vectors)
     requests = valid_requests(minilm)
     for path, body in requests:
-        fast, slow = (c.post(f"/v1/tables/{path}", json=body) for c in (laned, routed))
+        fast, slow = (c.post(f"/v1/tables/{path}", json=body) for c in (direct_client, routed))
         assert fast.status_code == slow.status_code == 200, (path, body)
         assert fast.content == slow.content, (path, body)
         assert fast.headers["content-type"] == slow.headers["content-type"]
-    assert len(answered) == len(requests)  # every one went through the lane
+    operations = [path.split("/")[1] for path, _ in requests]
+    assert by_direct == operations  # the direct path answered every one on the first app
+    assert by_routes == operations  # and the routes every one on the second
 
 
 @pytest.mark.parametrize(
@@ -84,12 +93,16 @@ def test_valid_requests_get_the_routes_answers(laned, routed, minilm, monkeypatc
         ("minilm/neighbors", b'{"vector": [1.0, 2.0]}', "application/json"),  # width: 422
         ("minilm/analogy", b'{"positive": ["king"], "negative": ["king"]}', "application/json"),
         ("minilm/analogy", b'{"positive": [], "method": "mul"}', "application/json"),
+        ("minilm/lookup", b'{"ids": [99999999]}', "application/json"),  # 404, unknown id
+        ("minilm/similarity", b'{"pairs": [["king"]]}', "application/json"),  # invalid: 422
+        ("minilm/score", b'{"vector": [1.0], "k": 2}', "application/json"),  # width: 422
     ],
 )
-def test_refused_requests_get_the_routes_errors(laned, routed, path, content, content_type):
+def test_refused_requests_get_the_routes_errors(direct_client, routed, path, content, content_type):
     headers = {"content-type": content_type}
     fast, slow = (
-        c.post(f"/v1/tables/{path}", content=content, headers=headers) for c in (laned, routed)
+        c.post(f"/v1/tables/{path}", content=content, headers=headers)
+        for c in (direct_client, routed)
     )
     assert fast.status_code == slow.status_code
     assert 400 <= fast.status_code < 500

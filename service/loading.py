@@ -16,7 +16,7 @@ from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
 from service.errors import TableExists
 
-LOGGER = logging.getLogger("service.tables")
+LOGGER = logging.getLogger("service.loading")
 
 
 def read_spec(spec: TableSpec) -> EmbeddingTable:
@@ -28,6 +28,8 @@ def read_spec(spec: TableSpec) -> EmbeddingTable:
         labels=spec.labels,
         tensor=spec.tensor,
         width=spec.width,
+        limit=spec.limit,
+        unicode_errors=spec.unicode_errors,
     )
 
 
@@ -47,7 +49,7 @@ def load_registry(settings: Settings) -> Registry:
     return registry
 
 
-class TableManager:
+class TableLoader:
     """Reloads and adds tables while the old ones keep serving; one load at a time.
 
     Loads run on the caller's thread (a worker thread, never the event loop). The registry

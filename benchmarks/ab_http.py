@@ -1,0 +1,140 @@
+"""Side-by-side HTTP throughput of server variants (two revisions, or one setting on and off).
+
+Run (wrk from Debian):
+    .venv/bin/python -m benchmarks.ab_http --variant before=../wt-before --variant after=. \\
+        [--variant "direct-off=.:EMBEDDING_SERVICE_DIRECT_QUERIES=false"] [--rounds 2]
+
+A variant is NAME=DIR[:VAR=VALUE,...]: the `service` package in DIR, started with the extra
+environment variables. Every variant runs as its own server, all started before measuring;
+the measurements alternate between them, round after round, so the machine's drift touches
+each alike. Per variant and round, at 32 connections: /healthz, then the scenarios: Zipf token
+neighbours (after every server's cache has warmed on the same tokens), distinct raw vectors as
+JSON floats or as base64 float32 (vectors_b64), and distinct Google-set analogies (each run gets
+a disjoint share, so the cache cannot answer them). wrk and the servers share
+the machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import platform
+import random
+import statistics
+import sys
+from dataclasses import dataclass
+
+from benchmarks.wrk import WrkResult, run_wrk
+from loadtests import workloads
+from loadtests.server import running_server
+
+NEIGHBORS = "/v1/tables/minilm/neighbors"
+ANALOGY = "/v1/tables/minilm/analogy"
+CONNECTIONS = 32
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A server to measure: its source folder and environment."""
+
+    name: str
+    folder: str
+    env: dict[str, str]
+
+    @classmethod
+    def parse(cls, text: str) -> Variant:
+        """NAME=DIR[:VAR=VALUE,...]"""
+        name, _, rest = text.partition("=")
+        folder, _, assignments = rest.partition(":")
+        env = dict(item.split("=", 1) for item in assignments.split(",") if item)
+        return cls(name, os.path.abspath(folder), env)
+
+
+def scenarios(rounds: int, variants: int) -> dict[str, list[list[str]]]:
+    """Per scenario, one list of bodies per (round, variant) run."""
+    table = workloads.default_vocabulary()
+    questions = workloads.google_analogies(table)
+    random.Random(0).shuffle(questions)
+    analogies = workloads.analogy_bodies(questions, rounds=30)
+    runs = rounds * variants
+    tokens = workloads.neighbor_bodies(workloads.zipf_tokens(table, 200_000))
+    random_vectors = workloads.random_vectors(table.width, 25_000)
+    vectors = workloads.vector_bodies(random_vectors)
+    vectors_b64 = workloads.vector_b64_bodies(random_vectors)
+    return {
+        "tokens": [tokens] * runs,
+        "vectors": [vectors] * runs,
+        "vectors_b64": [vectors_b64] * runs,
+        "analogies": [analogies[run::runs] for run in range(runs)],
+    }
+
+
+PATHS = {"tokens": NEIGHBORS, "vectors": NEIGHBORS, "vectors_b64": NEIGHBORS, "analogies": ANALOGY}
+
+
+def measure(
+    base: str, work: dict[str, list[str]], names: list[str], seconds: int
+) -> dict[str, WrkResult]:
+    """One round against one server: its /healthz, then each scenario named."""
+    results = {"healthz": run_wrk(base + "/healthz", CONNECTIONS, seconds)}
+    for name in names:
+        results[name] = run_wrk(base + PATHS[name], CONNECTIONS, seconds, work[name])
+    return results
+
+
+def main() -> None:
+    """Start every variant, measure them in alternation, print each run and the medians."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--variant", action="append", type=Variant.parse, required=True)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument(
+        "--scenarios",
+        nargs="+",
+        choices=list(PATHS),
+        default=["tokens", "vectors", "analogies"],
+        help="vectors_b64: raw vectors as base64 float32 (servers that accept vector_b64)",
+    )
+    args = parser.parse_args()
+    print(f"command: python -m benchmarks.ab_http {' '.join(sys.argv[1:])}")
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}; {CONNECTIONS} connections")
+    work = scenarios(args.rounds, len(args.variant))
+    results: dict[str, list[dict[str, WrkResult]]] = {v.name: [] for v in args.variant}
+    with contextlib.ExitStack() as stack:
+        bases = {
+            v.name: stack.enter_context(running_server(v.env, cwd=v.folder)) for v in args.variant
+        }
+        for base in bases.values():  # warm-up: every server's cache sees its tokens once
+            run_wrk(base + NEIGHBORS, CONNECTIONS, 15, work["tokens"][0])
+        for round_ in range(args.rounds):
+            for number, variant in enumerate(args.variant):
+                run = round_ * len(args.variant) + number
+                bodies = {name: lists[run] for name, lists in work.items()}
+                result = measure(bases[variant.name], bodies, args.scenarios, args.seconds)
+                results[variant.name].append(result)
+                print(f"round {round_ + 1} {variant.name}: " + _line(result), flush=True)
+    print("median req/s over the rounds (p99 ms):")
+    for name, runs in results.items():
+        print(f"  {name:>12}: " + _medians(runs))
+
+
+def _line(result: dict[str, WrkResult]) -> str:
+    return "  ".join(
+        f"{name} {r.requests_per_second:,.0f}/s p99 {r.p99_ms:.1f} ms"
+        + (f" FAILED {r.failures}" if r.failures else "")
+        for name, r in result.items()
+    )
+
+
+def _medians(runs: list[dict[str, WrkResult]]) -> str:
+    parts = []
+    for name in runs[0]:
+        rate = statistics.median(run[name].requests_per_second for run in runs)
+        p99 = statistics.median(run[name].p99_ms for run in runs)
+        parts.append(f"{name} {rate:,.0f} ({p99:.1f})")
+    return "  ".join(parts)
+
+
+if __name__ == "__main__":
+    main()

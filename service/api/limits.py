@@ -1,0 +1,62 @@
+"""The configured limits of a request (settings), checked as a request is resolved.
+
+Hard ceilings that no setting can lift live in service/schemas.py; these are the tunable ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.config import Settings
+from service.engine.errors import LimitExceeded
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Each check raises LimitExceeded (422) when a request asks for more than its setting."""
+
+    default_k: int
+    max_k: int
+    max_batch: int
+    max_terms: int
+    max_exclude: int
+    max_matrix_tokens: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Limits:
+        """The limits as configured."""
+        return cls(
+            default_k=settings.default_k,
+            max_k=settings.max_k,
+            max_batch=settings.max_batch,
+            max_terms=settings.max_terms,
+            max_exclude=settings.max_exclude,
+            max_matrix_tokens=settings.max_matrix_tokens,
+        )
+
+    def checked_k(self, k: int | None) -> int:
+        """The request's k, or the default when it gives none."""
+        return within("k", self.default_k if k is None else k, self.max_k)
+
+    def check_batch(self, size: int) -> None:
+        """Queries in a batch, or tokens/ids/pairs in one request."""
+        within("batch size", size, self.max_batch)
+
+    def check_terms(self, count: int) -> None:
+        """Positive + negative terms of one analogy."""
+        within("analogy terms", count, self.max_terms)
+
+    def check_exclusions(self, count: int) -> None:
+        """Extra exclusions of one query."""
+        within("exclusions", count, self.max_exclude)
+
+    def check_matrix(self, size: int) -> None:
+        """Tokens of one similarity matrix (the answer is size x size)."""
+        within("similarity matrix tokens", size, self.max_matrix_tokens)
+
+
+def within(what: str, value: int, limit: int) -> int:
+    """`value`, or LimitExceeded naming `what` when it is above `limit`."""
+    if value > limit:
+        raise LimitExceeded(what, limit, value)
+    return value

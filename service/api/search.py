@@ -1,0 +1,53 @@
+"""Answering neighbour and analogy requests: resolve, prepare, search in the shared batcher."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from service import schemas
+from service.api.context import Context
+from service.api.resolve import Resolver, tokens_of
+from service.api.serialize import neighbors_json
+from service.engine.index import Prepared
+
+Query = schemas.NeighborsRequest | schemas.AnalogyRequest
+BATCHES = (schemas.NeighborsBatchRequest, schemas.AnalogyBatchRequest)
+SearchBody = (
+    schemas.NeighborsRequest
+    | schemas.NeighborsBatchRequest
+    | schemas.AnalogyRequest
+    | schemas.AnalogyBatchRequest
+)
+
+
+async def search(body: SearchBody, context: Context) -> bytes:
+    """The JSON answer to a neighbour or analogy request, single or batch."""
+    batch = isinstance(body, BATCHES)
+    queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
+    resolver = Resolver(context.served, context.limits)
+    context.limits.check_batch(len(queries))
+    resolver.resolve(token for query in queries for token in tokens_of(query))
+    index = context.served.index
+    prepared = [(index, _prepare(resolver, query)) for query in queries]
+    results = await context.runtime.search.submit_many(prepared)
+    return neighbors_json(context.served.table, results, resolver.matched, batch)
+
+
+def names_only(body: SearchBody) -> bool:
+    """Whether every query names only tokens and ids: then it has one answer per table load."""
+    queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
+    return all(_names_only(query) for query in queries)
+
+
+def _names_only(query: Query) -> bool:
+    if isinstance(query, schemas.NeighborsRequest):
+        return query.token is not None or query.id is not None
+    terms = [*query.positive, *query.negative]
+    return all(isinstance(t, str) or t.token is not None for t in terms)
+
+
+def _prepare(resolver: Resolver, query: Query) -> Prepared:
+    index = resolver.served.index
+    if isinstance(query, schemas.NeighborsRequest):
+        return index.prepare(resolver.neighbor_query(query))
+    return index.prepare_analogy(resolver.analogy_query(query))

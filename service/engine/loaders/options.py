@@ -1,0 +1,27 @@
+"""How to read a table file: the options every loader takes, one frozen value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+DEFAULT_TENSOR = "embeddings.word_embeddings.weight"
+
+# As in gensim: how bytes that are not valid UTF-8 become text.
+UnicodeErrors = Literal["strict", "replace", "ignore"]
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What a loader needs beyond the path; each format reads the fields that concern it."""
+
+    vocab: Path | None = None
+    labels: Path | None = None
+    tensor: str = DEFAULT_TENSOR
+    width: int | None = None
+    limit: int | None = None  # read only the first `limit` rows, as gensim's limit
+    unicode_errors: UnicodeErrors = "strict"
+
+
+DEFAULTS = LoadOptions()

@@ -1,0 +1,199 @@
+"""word2vec binary: a `rows width` header line, then per row a token, a space, width float32s.
+
+Rows are found without a Python loop per row: a regular expression splits a window of the
+file at "a space followed by the row's float bytes", which is exactly how gensim walks the
+rows (the first space after a row's start ends its token), so the pieces are the tokens. Their
+lengths give every row's offset, and one numpy gather copies the float blocks into the table.
+The word2vec C tool writes a newline after every row and gensim does not; as in gensim, the
+newlines that begin a token are dropped. Plain files are memory-mapped, `.gz` and `.bz2` are
+decompressed window by window; either way memory is the table plus one window.
+"""
+
+from __future__ import annotations
+
+import mmap
+import re
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from service.engine.errors import TableLoadError
+from service.engine.loaders.files import compression, mapped, open_file
+from service.engine.loaders.options import DEFAULTS, LoadOptions
+from service.engine.loaders.text import parse_header
+from service.engine.loaders.tokens import DECODE_HINT, check_replaced
+from service.engine.table import EmbeddingTable
+
+WINDOW_BYTES = 1 << 25
+# The header line is short; a wider row than this is a garbled header, not a table.
+_HEADER_BYTES = 64
+_MAX_WIDTH = 1 << 20
+_GATHER_ROWS = 2048
+_TOKEN_NEWLINES = re.compile(" \n+")
+
+
+def load_word2vec_binary(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
+    """Load a word2vec binary file, plain or compressed (`.gz`, `.bz2`)."""
+    path = Path(path)
+    if compression(path) is None:
+        with mapped(path) as data:
+            rows = _mapped_rows(data, path, options)
+    else:
+        with open_file(path) as stream:
+            rows = _streamed_rows(stream, path, options)
+    return rows.table()
+
+
+def _mapped_rows(data: mmap.mmap, path: Path, options: LoadOptions) -> _Rows:
+    first = data[:_HEADER_BYTES]
+    end = first.find(b"\n")
+    rows = _Rows(path, options, first[: end + 1] if end >= 0 else first, len(data))
+    view = memoryview(data)
+    window = WINDOW_BYTES
+    while not rows.done and rows.offset < len(data):
+        stop = min(len(data), rows.offset + window)
+        if rows.parse(view[rows.offset : stop]) == 0:
+            if stop == len(data):
+                break
+            window *= 2  # a row longer than the window: rare, but never a reason to fail
+    return rows
+
+
+def _streamed_rows(stream: BinaryIO, path: Path, options: LoadOptions) -> _Rows:
+    rows = _Rows(path, options, stream.readline(_HEADER_BYTES), None)
+    pending = bytearray()
+    while not rows.done:
+        chunk = stream.read(WINDOW_BYTES)
+        if not chunk:
+            break
+        pending += chunk
+        with memoryview(pending) as view:
+            used = rows.parse(view)
+        del pending[:used]
+    return rows
+
+
+class _Rows:
+    """The table being read: the header's promise, then the rows parsed window by window."""
+
+    def __init__(self, path: Path, options: LoadOptions, header: bytes, size: int | None):
+        self.path = path
+        self.errors = options.unicode_errors
+        self.promised, self.width = _parse_header(header, path)
+        self.wanted = min(self.promised, options.limit or self.promised)
+        self.row_bytes = 4 * self.width
+        self.offset = len(header)
+        self.tokens: list[str] = []
+        self.changed: list[int] = []
+        self.vectors = self._allocate(size)
+        self._split = re.compile(b" .{%d}" % self.row_bytes, re.DOTALL).split
+
+    @property
+    def done(self) -> bool:
+        """Whether every wanted row has been read."""
+        return len(self.tokens) >= self.wanted
+
+    def _allocate(self, size: int | None) -> np.ndarray:
+        rows = self.wanted
+        if size is not None:
+            # A garbled header can't make us allocate more rows than the file could hold.
+            rows = min(rows, (size - self.offset) // (self.row_bytes + 1))
+        try:
+            # np.empty takes pages only as rows are written; a stream that ends early uses little.
+            return np.empty((rows, self.width), dtype="<f4")
+        except (MemoryError, ValueError):
+            raise TableLoadError(
+                self.path, f"header says {self.promised} rows of {self.width}: too large"
+            ) from None
+
+    def parse(self, window: memoryview) -> int:
+        """Read every complete row at the start of `window`; the number of bytes used."""
+        room = min(self.wanted, len(self.vectors)) - len(self.tokens)
+        pieces = self._split(window, room) if room > 0 else [b""]
+        pieces.pop()  # what follows the last complete row
+        if not pieces:
+            return 0
+        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        ends = np.cumsum(lengths + (1 + self.row_bytes))
+        self._copy_vectors(window, ends - self.row_bytes)
+        self._add_tokens(pieces, ends - self.row_bytes - 1 - lengths)
+        used = int(ends[-1])
+        self.offset += used
+        return used
+
+    def _copy_vectors(self, window: memoryview, starts: np.ndarray) -> None:
+        # Each row's float block, as one opaque item of row_bytes at any byte offset: one
+        # fancy-indexing gather copies them all, whatever the tokens' lengths.
+        blocks = np.ndarray(
+            (len(window) - self.row_bytes + 1,),
+            dtype=np.dtype((np.void, self.row_bytes)),
+            buffer=window,
+            strides=(1,),
+        )
+        first = len(self.tokens)
+        table = self.vectors.view(np.dtype((np.void, self.row_bytes))).reshape(-1)
+        # In batches, so the gather's temporary stays small enough for malloc to reuse: a
+        # fresh temporary per window costs page faults as large as the table itself.
+        for batch in range(0, len(starts), _GATHER_ROWS):
+            chosen = starts[batch : batch + _GATHER_ROWS]
+            table[first + batch : first + batch + len(chosen)] = blocks[chosen]
+
+    def _add_tokens(self, pieces: list[bytes], starts: np.ndarray) -> None:
+        joined = b" ".join(pieces)  # a token never holds a space: the join splits back exactly
+        try:
+            text = joined.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if self.errors == "strict":
+                raise self._undecodable(pieces, starts, error.start) from None
+            self._add_one_by_one(pieces)
+            return
+        if "\n" in text:  # the C tool's row separators, dropped as gensim drops them
+            text = _drop_leading_newlines(text)
+        self.tokens.extend(text.split(" "))
+
+    def _add_one_by_one(self, pieces: list[bytes]) -> None:
+        # gensim decodes each token with unicode_errors and then strips its leading newlines.
+        for piece in pieces:
+            try:
+                token = piece.decode("utf-8")
+            except UnicodeDecodeError:
+                token = piece.decode("utf-8", self.errors)
+                self.changed.append(len(self.tokens))
+            self.tokens.append(token.lstrip("\n"))
+
+    def _undecodable(self, pieces: list[bytes], starts: np.ndarray, at: int) -> TableLoadError:
+        joined_starts = np.cumsum([0] + [len(piece) + 1 for piece in pieces[:-1]])
+        index = int(np.searchsorted(joined_starts, at, side="right")) - 1
+        offset = self.offset + int(starts[index]) + at - int(joined_starts[index])
+        row = len(self.tokens) + index
+        return TableLoadError(
+            self.path, f"row {row}: token is not valid UTF-8 (byte offset {offset}); {DECODE_HINT}"
+        )
+
+    def table(self) -> EmbeddingTable:
+        """The rows read as a validated table; TableLoadError if the file held fewer."""
+        if len(self.tokens) < self.wanted:
+            raise TableLoadError(
+                self.path, f"truncated: header says {self.promised} rows, found {len(self.tokens)}"
+            )
+        check_replaced(self.tokens, self.changed, self.errors, self.path, lambda row: f"row {row}")
+        return EmbeddingTable(self.tokens, self.vectors, source=str(self.path))
+
+
+def _drop_leading_newlines(text: str) -> str:
+    # One newline per row is the C tool's layout: str.replace is several times faster than
+    # the regular expression, which only the rare run of newlines needs.
+    spaced = (" " + text).replace(" \n", " ")
+    return (_TOKEN_NEWLINES.sub(" ", spaced) if " \n" in spaced else spaced)[1:]
+
+
+def _parse_header(line: bytes, path: Path) -> tuple[int, int]:
+    header = parse_header(line.decode("ascii", "replace")) if line.endswith(b"\n") else None
+    if header is None:
+        # Never quote the line: the path may point at a file that is not a table at all.
+        raise TableLoadError(path, "bad header: expected 'rows width' on line 1")
+    rows, width = header
+    if rows == 0 or not 0 < width <= _MAX_WIDTH:
+        raise TableLoadError(path, f"bad header: rows must be >= 1, width 1 to {_MAX_WIDTH}")
+    return rows, width

@@ -1,0 +1,51 @@
+"""Shared by the loader tests: the tokens, an independent writer (gensim) and the checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gensim.models import KeyedVectors
+
+from service.engine.errors import TableLoadError
+from service.engine.table import EmbeddingTable
+
+TOKENS = ["the", "naïve", "日本", "king", "kings", "[UNK]", "a\u2028b"]
+
+
+WIDTH = 5
+
+
+def write_gensim(path: Path, vectors: np.ndarray, **options: bool) -> Path:
+    """Write TOKENS/vectors with gensim's save_word2vec_format (the independent writer)."""
+    keyed = KeyedVectors(vectors.shape[1])
+    keyed.add_vectors(TOKENS, vectors)
+    keyed.save_word2vec_format(str(path), **options)
+    return path
+
+
+def write_vocab(path: Path, tokens: list[str], newline: str = "\n") -> Path:
+    path.write_bytes(newline.join(tokens).encode() + newline.encode())
+    return path
+
+
+def assert_table(table: EmbeddingTable, vectors: np.ndarray, path: Path, exact: bool = True):
+    assert list(table.tokens) == TOKENS
+    assert table.source == str(path)
+    if exact:
+        np.testing.assert_array_equal(table.vectors, vectors)
+    else:
+        np.testing.assert_allclose(table.vectors, vectors, atol=1e-6)
+
+
+@contextmanager
+def load_error(path: Path, problem: str) -> Iterator[None]:
+    """Expect a TableLoadError whose message names `path` and contains `problem`."""
+    with pytest.raises(TableLoadError) as caught:
+        yield
+    assert caught.value.path == str(path)
+    assert str(caught.value).startswith(f"{path}: ")
+    assert problem in caught.value.problem, caught.value.problem

@@ -1,0 +1,72 @@
+"""Damaged files: a valid table or TableLoadError, never anything else, and never slow."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from service.engine.errors import TableLoadError
+from service.engine.loaders import (
+    load_table,
+)
+from service.engine.table import EmbeddingTable
+from tests.engine.loaders.helpers import (
+    TOKENS,
+    write_gensim,
+)
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    folder = tmp_path_factory.mktemp("samples")
+    vectors = np.random.default_rng(1).standard_normal((len(TOKENS), 3)).astype(np.float32)
+    return {
+        kind: write_gensim(folder / f"sample.{kind}", vectors, binary=kind == "bin").read_bytes()
+        for kind in ("bin", "txt")
+    }
+
+
+def load_damaged(folder: Path, kind: str, data: bytes) -> None:
+    path = folder / f"damaged.{kind}"
+    path.write_bytes(data)
+    started = time.perf_counter()
+    try:
+        table = load_table(path)
+    except TableLoadError as error:
+        assert error.path == str(path)
+    else:
+        assert isinstance(table, EmbeddingTable) and table.rows > 0
+    assert time.perf_counter() - started < 1.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(kind=st.sampled_from(["bin", "txt"]), data=st.data())
+def test_any_truncation_loads_or_fails_cleanly(
+    samples: dict[str, bytes],
+    tmp_path_factory: pytest.TempPathFactory,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    sample = samples[kind]
+    cut = data.draw(st.integers(0, len(sample)), label="cut")
+    load_damaged(tmp_path_factory.getbasetemp(), kind, sample[:cut])
+
+
+@settings(max_examples=100, deadline=None)
+@given(kind=st.sampled_from(["bin", "txt"]), data=st.data())
+def test_any_garbling_loads_or_fails_cleanly(
+    samples: dict[str, bytes],
+    tmp_path_factory: pytest.TempPathFactory,
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    damaged = bytearray(samples[kind])
+    changes = st.tuples(st.integers(0, len(damaged) - 1), st.integers(0, 255))
+    for position, value in data.draw(st.lists(changes, min_size=1, max_size=4), label="changes"):
+        damaged[position] = value
+    load_damaged(tmp_path_factory.getbasetemp(), kind, bytes(damaged))

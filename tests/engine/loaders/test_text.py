@@ -1,0 +1,120 @@
+"""The text formats (word2vec text, fastText .vec, GloVe) through the one text loader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from service.engine.loaders import (
+    LoadOptions,
+    detect_format,
+    load_table,
+    load_text,
+)
+from tests.engine.loaders.helpers import (
+    TOKENS,
+    assert_table,
+    load_error,
+    write_gensim,
+)
+
+
+def test_word2vec_text_round_trips_gensim(tmp_path: Path, vectors: np.ndarray) -> None:
+    path = write_gensim(tmp_path / "w2v.txt", vectors, binary=False)
+    assert detect_format(path) == "word2vec-text"
+    assert_table(load_text(path), vectors, path, exact=False)
+    assert_table(load_table(path), vectors, path, exact=False)
+
+
+def test_glove_round_trips_gensim_without_header(tmp_path: Path, vectors: np.ndarray) -> None:
+    path = write_gensim(tmp_path / "glove.txt", vectors, binary=False, write_header=False)
+    assert detect_format(path) == "glove"
+    assert_table(load_text(path), vectors, path, exact=False)
+    assert_table(load_table(path), vectors, path, exact=False)
+
+
+def test_fasttext_vec_round_trips_gensim(tmp_path: Path, vectors: np.ndarray) -> None:
+    path = write_gensim(tmp_path / "wiki.vec", vectors, binary=False)
+    assert detect_format(path) == "fasttext"
+    assert_table(load_text(path), vectors, path, exact=False)
+
+
+def test_glove_tokens_may_contain_spaces(tmp_path: Path) -> None:
+    path = tmp_path / "glove.840B.txt"
+    path.write_text("new york 0.5 1.5\n. . . 2 3\n1 4 5\n", encoding="utf-8")
+    table = load_text(path)
+    assert table.tokens == ("new york", ". . .", "1")
+    np.testing.assert_array_equal(table.vectors, [[0.5, 1.5], [2, 3], [4, 5]])
+
+
+def test_text_accepts_tabs_crlf_bom_and_blank_lines(tmp_path: Path) -> None:
+    path = tmp_path / "windows.txt"
+    path.write_bytes("\ufeff2 2\r\na\t1\t2\r\n\r\nb  3 4 \r\n".encode())
+    table = load_text(path)
+    assert table.tokens == ("a", "b")
+    np.testing.assert_array_equal(table.vectors, [[1, 2], [3, 4]])
+
+
+def test_truncated_text(tmp_path: Path, vectors: np.ndarray) -> None:
+    path = write_gensim(tmp_path / "w2v.txt", vectors, binary=False)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    path.write_text("\n".join(lines[:-3]), encoding="utf-8")
+    with load_error(path, f"truncated: header says {len(TOKENS)} rows, found {len(TOKENS) - 2}"):
+        load_text(path)
+
+
+def test_text_with_more_rows_than_header(tmp_path: Path) -> None:
+    path = tmp_path / "long.txt"
+    path.write_text("1 2\na 1 2\nb 3 4\n", encoding="utf-8")
+    with load_error(path, "header says 1 rows, found 2"):
+        load_text(path)
+
+
+@pytest.mark.parametrize("bad_line", ["king 1 2", "king 1 2 3 4", "king 1 2 x", "king"])
+def test_text_wrong_values_name_the_line(tmp_path: Path, bad_line: str) -> None:
+    path = tmp_path / "bad.vec"
+    path.write_text(f"3 3\nthe 1 2 3\nqueen 4 5 6\n{bad_line}\n", encoding="utf-8")
+    with load_error(path, "line 4: "):
+        load_text(path)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
+def test_text_non_finite_value(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "nan.txt"
+    path.write_text(f"the 1 2\nking 3 {value}\n", encoding="utf-8")
+    with load_error(path, "non-finite value (NaN or infinity) in row 1"):
+        load_text(path)
+
+
+def test_duplicate_tokens(tmp_path: Path) -> None:
+    path = tmp_path / "dup.txt"
+    path.write_text("3 2\nthe 1 2\nking 3 4\nthe 5 6\n", encoding="utf-8")
+    with load_error(path, "1 duplicate token(s), e.g. rows 0 and 2"):
+        load_text(path)
+
+
+def test_invalid_utf8_token_text(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("2 2\nthe 1 2\nnaïve 3 4\n".encode("latin-1"))
+    with load_error(path, "line 3: invalid UTF-8 at byte 2"):
+        load_text(path)
+
+
+def test_text_tokens_equal_after_replacement_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "two.vec"
+    path.write_bytes(b"3 2\na 1 2\ncaf\xe9 3 4\n\ncaf\xe8 5 6\n")
+    with load_error(path, "line 3 and line 5 hold the same token once unicode_errors='ignore'"):
+        load_text(path, LoadOptions(unicode_errors="ignore"))
+
+
+def test_text_limit_stops_reading(tmp_path: Path) -> None:
+    path = tmp_path / "long.txt"
+    path.write_text("4 2\na 1 2\nb 3 4\nc 5 6\nnot even a row\n", encoding="utf-8")
+    table = load_text(path, LoadOptions(limit=2))
+    assert table.tokens == ("a", "b")
+    np.testing.assert_array_equal(table.vectors, [[1, 2], [3, 4]])
+    glove = tmp_path / "glove.txt"
+    glove.write_text("new york 1 2\nb 3 4\nc x\n", encoding="utf-8")
+    assert load_text(glove, LoadOptions(limit=2)).tokens == ("new york", "b")
