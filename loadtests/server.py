@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 
 START_TIMEOUT = 60
 
@@ -23,16 +25,21 @@ def free_port() -> int:
 
 
 def start_server(
-    env: Mapping[str, str] | None = None, *args: str, cwd: str | None = None
+    env: Mapping[str, str] | None = None,
+    *args: str,
+    cwd: str | None = None,
+    open_files: int | None = None,
 ) -> tuple[subprocess.Popen[str], str]:
     """`python -m service serve` with extra env/args on a free port, once ready: (process, URL).
 
-    `cwd` runs the `service` package found there (another checkout, for a side-by-side run).
+    `cwd` runs the `service` package found there (another checkout, for a side-by-side run);
+    `open_files` caps the server's file descriptors (a container's `--ulimit nofile`).
     """
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), *args],
         cwd=cwd,
+        preexec_fn=None if open_files is None else partial(_limit_open_files, open_files),
         env={**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning", **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -62,6 +69,10 @@ def running_server(
     # uvicorn drains, then re-raises the SIGTERM it caught: both codes mean a clean stop.
     if code not in (0, -signal.SIGTERM):
         raise RuntimeError(f"server exited with {code}: {process.communicate()[1][-2000:]}")
+
+
+def _limit_open_files(count: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
 def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:

@@ -93,6 +93,7 @@ def serve(args: argparse.Namespace) -> int:
     """Load every table (failing fast on a bad file), then serve until stopped."""
     import uvicorn
 
+    from service.connections import ConnectionGuard
     from service.main import create_app, load_registry
     from service.server import GracefulServer
 
@@ -101,10 +102,12 @@ def serve(args: argparse.Namespace) -> int:
     )
     registry = load_registry(settings)
     app = create_app(settings, registry)
+    guard = ConnectionGuard.from_settings(settings, app.state)
     config = uvicorn.Config(
         app,
         host=settings.host,
         port=settings.port,
+        http=guard.protocol(),
         log_level=settings.log_level,
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,

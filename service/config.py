@@ -201,6 +201,42 @@ class Settings(BaseSettings):
         description="Largest request body in bytes (413 beyond), counted while it streams in. "
         "A batch of 256 vectors of 384 floats is about 2.5 MB of JSON.",
     )
+    max_body_bytes_in_flight: int = Field(
+        32 * 1024 * 1024,
+        ge=1024,
+        description="Request bodies held at once, across requests, while they are read and "
+        "answered (429 beyond; one body alone is always admitted). Parsed JSON floats take "
+        "about five times their text, so this bounds the memory bodies can take.",
+    )
+    body_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="How long a request body may take to arrive after its headers; then 408 and "
+        "the connection is closed. A slow body holds no in-flight slot meanwhile.",
+    )
+    max_header_bytes: int = Field(
+        16 * 1024,
+        ge=1024,
+        le=1024 * 1024,
+        description="Largest request head (request line and headers); 431 and the connection "
+        "closed beyond.",
+    )
+    header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="How long a connection may take to send a complete request head, from when "
+        "it opens or its next request begins; then it is closed (408 if it sent part of one).",
+    )
+    max_connections: int | None = Field(
+        None,
+        ge=16,
+        description="Open connections at most. Past it, a new connection closes the one that has "
+        "waited longest for a request head (or is closed itself when every connection has a "
+        "request in progress), so probes keep answering however many idle or half-open "
+        "connections a client opens. Default: the open-file limit less 128.",
+    )
     max_queue: int = Field(
         1024,
         ge=1,

@@ -31,6 +31,33 @@ class BodyTooLarge(ServiceError):
         super().__init__(f"request body is larger than the limit of {limit} bytes", limit=limit)
 
 
+class BodyTimeout(ServiceError):
+    """The request body did not arrive within the deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the request body did not arrive within {seconds:g} s; the connection is closed",
+            seconds=seconds,
+        )
+
+
+class HeadersTooLarge(ServiceError):
+    """The request head (request line and headers) is longer than the limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"request headers are larger than the limit of {limit} bytes", limit=limit)
+
+
+class HeadTimeout(ServiceError):
+    """The request head did not arrive within the deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"the request headers did not arrive within {seconds:g} s; the connection is closed",
+            seconds=seconds,
+        )
+
+
 class UnsupportedMediaType(ServiceError):
     """The body is not declared as JSON."""
 

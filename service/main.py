@@ -21,7 +21,13 @@ from service.api import (
     routes_vectors,
 )
 from service.api.access import AccessMiddleware, KeyRing
-from service.api.admission import BodyLimitMiddleware, InFlightLimitMiddleware, require_json
+from service.api.admission import (
+    BodyMiddleware,
+    BodyRules,
+    InFlight,
+    InFlightLimitMiddleware,
+    require_json,
+)
 from service.api.direct import DirectQueryMiddleware
 from service.api.errors import error_responses, install_error_handlers
 from service.api.http_metrics import MetricsMiddleware
@@ -70,9 +76,11 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.state.runtime = Runtime(settings)
     app.state.registry = registry or Registry(expected=[s.name for s in settings.served_tables()])
     app.state.loader = TableLoader(app.state.registry, settings)
+    app.state.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
     keys = KeyRing.from_settings(settings)
     install_error_handlers(app)
     _include_routers(app, keys)
+    app.state.route_templates = route_templates(app)
     _add_middleware(app, settings, keys)
     return app
 
@@ -88,25 +96,45 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
         app.include_router(routes_admin.router)
 
 
+def route_templates(app: FastAPI) -> list[str]:
+    """Every route's path template (admin ones too, mounted or not), for metrics labels.
+
+    The routers' own routes are read as well: FastAPI adds included routes to app.routes
+    lazily, so at this point app.routes may hold only the documentation routes.
+    """
+    templates = [getattr(route, "path", "") for route in app.routes]
+    modules = (
+        routes_ops,
+        routes_explorer,
+        routes_tables,
+        routes_search,
+        routes_vectors,
+        routes_projection,
+        routes_admin,
+    )
+    for module in modules:
+        templates += [getattr(route, "path", "") for route in module.router.routes]
+    return list(dict.fromkeys(t for t in templates if t))
+
+
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
-    """Innermost first: direct queries, body limit, in-flight limit, access, metrics, CORS."""
+    """Innermost first: direct queries, in-flight limit, body, access, metrics, CORS."""
     if settings.direct_queries:
         app.add_middleware(DirectQueryMiddleware)
-    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
-    app.add_middleware(
-        InFlightLimitMiddleware,
-        limit=settings.max_in_flight,
+    app.add_middleware(InFlightLimitMiddleware, in_flight=app.state.in_flight)
+    rules = BodyRules(
+        limit=settings.max_body_bytes,
+        timeout=settings.body_timeout_seconds,
+        budget=settings.max_body_bytes_in_flight,
         retry_after=settings.retry_after_seconds,
     )
+    app.add_middleware(BodyMiddleware, rules=rules)
     app.add_middleware(
         AccessMiddleware,
         keys=keys,
         metrics_require_key=settings.metrics_require_key,
     )
-    templates = [getattr(route, "path", "") for route in app.routes]
-    for module in (routes_tables, routes_search, routes_vectors, routes_projection, routes_admin):
-        templates += [getattr(route, "path", "") for route in module.router.routes]
-    app.add_middleware(MetricsMiddleware, templates=[t for t in templates if t])
+    app.add_middleware(MetricsMiddleware, templates=app.state.route_templates)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -43,6 +43,12 @@ SEARCH_SECONDS = Histogram(
     buckets=LATENCY_BUCKETS,
 )
 ERRORS = Counter(f"{PREFIX}_errors_total", "Error responses by error type.", ["type"])
+CONNECTIONS_CLOSED = Counter(
+    f"{PREFIX}_connections_closed_total",
+    "Connections the server closed to protect itself, by reason: headers_too_large, "
+    "header_timeout, connection_limit.",
+    ["reason"],
+)
 TABLE_ROWS = Gauge(
     f"{PREFIX}_table_rows", "Rows (vocabulary size) of each served table.", ["table"]
 )

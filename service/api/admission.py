@@ -1,17 +1,21 @@
-"""What gets in: body size (counted while it streams), content type, and work in flight.
+"""What gets in: bodies (size, deadline, bytes held at once), content type, work in flight.
 
 Both middlewares are plain ASGI, so a refused request costs no routing, parsing or validation,
-and the answer is the one error envelope from the one status mapping.
+and the answer is the one error envelope from the one status mapping. The body is read first:
+a request counts as in flight only once its body has arrived.
 """
 
 from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
 
 from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api.errors import engine_error_response
 from service.engine.errors import EngineError
-from service.errors import BodyTooLarge, Overloaded, UnsupportedMediaType
+from service.errors import BodyTimeout, BodyTooLarge, Overloaded, UnsupportedMediaType
 
 # Only table work is bounded: probes, scrapes and admin calls must get through an overload.
 BOUNDED_PREFIX = "/v1/tables"
@@ -27,79 +31,137 @@ async def refuse(
     await response(scope, receive, send)
 
 
-class InFlightLimitMiddleware:
-    """At most `limit` table requests at once; past it, 429 Overloaded with Retry-After."""
+class InFlight:
+    """Table requests being served: counted once their body has arrived, until they answer.
 
-    def __init__(self, app: ASGIApp, limit: int, retry_after: int) -> None:
-        self.app = app
+    Shared by InFlightLimitMiddleware, which counts them, and the connection protocol
+    (service/connections.py), which refuses a table request at once, without reading its body,
+    while the count is at its limit. One event loop runs both, so a plain counter is exact.
+    """
+
+    def __init__(self, limit: int, retry_after: int) -> None:
         self.limit = limit
         self.retry_after = retry_after
-        self.in_flight = 0
+        self.count = 0
+
+    def full(self) -> bool:
+        """Whether another table request would go past the limit."""
+        return self.count >= self.limit
+
+    def overloaded(self) -> Overloaded:
+        """The error a refused request gets."""
+        return Overloaded("requests in flight", self.limit, self.retry_after)
+
+
+class InFlightLimitMiddleware:
+    """At most `in_flight.limit` table requests at once; past it, 429 Overloaded."""
+
+    def __init__(self, app: ASGIApp, in_flight: InFlight) -> None:
+        self.app = app
+        self.in_flight = in_flight
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(BOUNDED_PREFIX):
             await self.app(scope, receive, send)
             return
-        if self.in_flight >= self.limit:
-            error = Overloaded("requests in flight", self.limit, self.retry_after)
-            await refuse(error, scope, receive, send)
+        if self.in_flight.full():
+            await refuse(self.in_flight.overloaded(), scope, receive, send)
             return
-        # One event loop runs every request, so a plain counter is exact.
-        self.in_flight += 1
+        self.in_flight.count += 1
         try:
             await self.app(scope, receive, send)
         finally:
-            self.in_flight -= 1
+            self.in_flight.count -= 1
 
 
 class ClientDisconnected(Exception):
     """The client went away before its whole body arrived."""
 
 
-class BodyLimitMiddleware:
-    """413 for a body above `limit` bytes: at once from Content-Length, else once it streams past.
+@dataclass(frozen=True)
+class BodyRules:
+    """How bodies are read: the largest, the deadline, and the bytes held across requests."""
 
-    The body is read here, counting every chunk, and handed to the app whole; the app would
-    read it whole anyway, and a lying or absent Content-Length cannot get more past.
+    limit: int
+    timeout: float
+    budget: int
+    retry_after: int
+
+
+class BodyMiddleware:
+    """Reads every body whole before the app sees it, within three bounds, each refused in the
+    envelope with the connection closed: 413 past `limit` bytes (at once from Content-Length,
+    else once it streams past), 408 when it does not arrive within `timeout` seconds, and 429
+    when the bodies held at once (read or being answered) would pass `budget` bytes.
+
+    The app would read the body whole anyway; a lying or absent Content-Length cannot get more
+    past, and a client that sends its body slowly holds no in-flight slot (that comes after).
     """
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, rules: BodyRules) -> None:
         self.app = app
-        self.limit = limit
+        self.rules = rules
+        self.held = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         declared = _content_length(scope)
-        if declared is not None and declared > self.limit:
-            await refuse(BodyTooLarge(self.limit), scope, receive, send, close=True)
+        if declared is not None and declared > self.rules.limit:
+            await refuse(BodyTooLarge(self.rules.limit), scope, receive, send, close=True)
             return
+        reserved = [0]  # grown while the body streams in, released once answered
         try:
-            body = await self._read(receive)
+            body = await self._read(receive, declared or 0, reserved)
         except ClientDisconnected:
+            self._release(reserved)
             return  # nobody is left to answer
-        if body is None:
-            await refuse(BodyTooLarge(self.limit), scope, receive, send, close=True)
+        except (EngineError, TimeoutError) as problem:
+            self._release(reserved)
+            error = problem if isinstance(problem, EngineError) else BodyTimeout(self.rules.timeout)
+            await refuse(error, scope, receive, send, close=True)
             return
         whole = {"type": "http.request", "body": body, "more_body": False}
-        await self.app(scope, replay(whole, receive), send)
+        try:
+            await self.app(scope, replay(whole, receive), send)
+        finally:
+            self._release(reserved)
 
-    async def _read(self, receive: Receive) -> bytes | None:
-        """The whole body, or None once it grows past the limit."""
+    async def _read(self, receive: Receive, declared: int, reserved: list[int]) -> bytes:
+        """The whole body within the deadline; BodyTooLarge or Overloaded past a bound."""
+        self._reserve(declared, reserved)
         chunks: list[bytes] = []
         size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                raise ClientDisconnected
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.limit:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        async with asyncio.timeout(self.rules.timeout):
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    raise ClientDisconnected
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.rules.limit:
+                    raise BodyTooLarge(self.rules.limit)
+                self._reserve(size, reserved)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _reserve(self, size: int, reserved: list[int]) -> None:
+        """Hold `size` bytes for this body (what it already holds counts); Overloaded if the
+        budget cannot. An empty budget admits any one body, so no allowed body is refused."""
+        more = size - reserved[0]
+        if more <= 0:
+            return
+        if self.held and self.held + more > self.rules.budget:
+            what = "request bodies held at once (bytes)"
+            raise Overloaded(what, self.rules.budget, self.rules.retry_after)
+        self.held += more
+        reserved[0] = size
+
+    def _release(self, reserved: list[int]) -> None:
+        self.held -= reserved[0]
+        reserved[0] = 0
 
 
 def _content_length(scope: Scope) -> int | None:

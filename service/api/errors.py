@@ -35,6 +35,9 @@ STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
     service_errors.Unauthorized: 401,
     service_errors.TableExists: 409,
     service_errors.BodyTooLarge: 413,
+    service_errors.BodyTimeout: 408,
+    service_errors.HeadTimeout: 408,
+    service_errors.HeadersTooLarge: 431,
     service_errors.UnsupportedMediaType: 415,
     # 429, not 503: shedding load is the service working as designed, and callers retry it.
     service_errors.Overloaded: 429,

@@ -21,7 +21,7 @@ class MetricsMiddleware:
     def __init__(self, app: ASGIApp, templates: Iterable[str] = ()) -> None:
         self.app = app
         # For requests answered before routing (refused, or 404/405), which carry no route.
-        self.templates = [(compile_path(path)[0], path) for path in templates]
+        self.templates = compiled_templates(templates)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in UNMEASURED_PATHS:
@@ -52,6 +52,11 @@ class MetricsMiddleware:
         if route is not None and hasattr(route, "path"):
             return str(route.path)
         return template_of(scope["path"], self.templates)
+
+
+def compiled_templates(templates: Iterable[str]) -> list[tuple[re.Pattern[str], str]]:
+    """Route templates with the regular expressions that match their paths."""
+    return [(compile_path(path)[0], path) for path in templates]
 
 
 def template_of(path: str, templates: list[tuple[re.Pattern[str], str]]) -> str:

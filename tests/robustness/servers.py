@@ -14,9 +14,11 @@ from loadtests.server import start_server
 
 
 @contextmanager
-def server_process(env: Mapping[str, str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
+def server_process(
+    env: Mapping[str, str], open_files: int | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`python -m service serve` with `env`; the process and its base URL; killed if still up."""
-    process, base = start_server(env)
+    process, base = start_server(env, open_files=open_files)
     try:
         yield process, base
     finally:

@@ -1,0 +1,196 @@
+"""What one client can do with connections alone: slow bodies, huge or slow heads, thousands of
+idle connections. Each against a real server process over raw sockets (issue 10, 3 and 4)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+
+import pytest
+
+from tests.conftest import small_vectors
+from tests.robustness.conftest import write_table
+from tests.robustness.servers import call, server_process
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of the small table with tight limits, in a process capped at 256 descriptors."""
+    table = write_table(tmp_path_factory.mktemp("connections") / "tables", small_vectors())
+    env = {
+        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table)}]),
+        "EMBEDDING_SERVICE_MAX_IN_FLIGHT": "4",
+        "EMBEDDING_SERVICE_BODY_TIMEOUT_SECONDS": "2",
+        "EMBEDDING_SERVICE_HEADER_TIMEOUT_SECONDS": "2",
+        "EMBEDDING_SERVICE_MAX_HEADER_BYTES": "8192",
+    }
+    with server_process(env, open_files=256) as (_, base):
+        yield base
+
+
+def connect(base: str) -> socket.socket:
+    host, port = base.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def read_all(sock: socket.socket, seconds: float = 10) -> bytes:
+    """Everything the server sends until it closes the connection (or `seconds` pass)."""
+    sock.settimeout(seconds)
+    data = b""
+    try:
+        while chunk := sock.recv(65536):
+            data += chunk
+    except TimeoutError:
+        data += b"<still open>"
+    return data
+
+
+def neighbors(base: str) -> int:
+    return call(f"{base}/v1/tables/small/neighbors", {"token": "king", "k": 2})[0]
+
+
+SLOW_HEAD = (
+    b"POST /v1/tables/small/neighbors HTTP/1.1\r\nHost: x\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+)
+
+
+def closed_for(server: str, reason: str) -> float:
+    """connections_closed_total for one reason, from /metrics."""
+    text = _metrics(server)
+    prefix = f'embedding_service_connections_closed_total{{reason="{reason}"}} '
+    lines = [line for line in text.splitlines() if line.startswith(prefix)]
+    return float(lines[0].removeprefix(prefix)) if lines else 0.0
+
+
+def test_slow_bodies_hold_no_in_flight_slot_and_get_408(server: str) -> None:
+    with ExitStack() as stack:
+        slow = [stack.enter_context(connect(server)) for _ in range(12)]  # 3x max_in_flight
+        for sock in slow:
+            sock.sendall(SLOW_HEAD + b'{"tok')
+        time.sleep(0.3)
+        assert neighbors(server) == 200  # the slow bodies hold no slot
+        started = time.monotonic()
+        answers = [read_all(sock) for sock in slow]
+    assert time.monotonic() - started < 6
+    for answer in answers:
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b'"type":"BodyTimeout"' in answer
+        assert not answer.endswith(b"<still open>")  # and the connection is closed
+
+
+def test_a_huge_head_gets_431_and_the_connection_closes(server: str) -> None:
+    before = closed_for(server, "headers_too_large")
+    with connect(server) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Padding: ")
+        started = time.monotonic()
+        try:
+            for _ in range(256):  # up to 16 MiB, far past the 8 KiB limit
+                sock.sendall(b"a" * 65536)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # closed while we were still sending: refused early, as it should be
+        answer = read_all(sock)
+    assert time.monotonic() - started < 5
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    assert b'"type":"HeadersTooLarge"' in answer
+    assert call(f"{server}/healthz")[0] == 200
+    assert closed_for(server, "headers_too_large") == before + 1
+
+
+def test_half_sent_and_silent_connections_are_closed_after_the_head_deadline(server: str) -> None:
+    before = closed_for(server, "header_timeout")
+    with connect(server) as partial, connect(server) as silent:
+        partial.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        started = time.monotonic()
+        answers = read_all(partial), read_all(silent)
+    assert time.monotonic() - started < 6
+    assert answers[0].startswith(b"HTTP/1.1 408"), answers[0][:200]
+    assert b'"type":"HeadTimeout"' in answers[0]
+    assert answers[1] == b""  # closed without a word: it never started a request
+    assert closed_for(server, "header_timeout") == before + 2
+
+
+def test_probes_answer_while_a_client_holds_more_connections_than_descriptors(
+    server: str,
+) -> None:
+    """400 half-open connections against a process with 256 descriptors: the oldest are
+    closed to make room, so a new connection (a health probe) still gets in and answers."""
+    before = closed_for(server, "connection_limit")
+    with ExitStack() as stack:
+        held = []
+        for _ in range(400):
+            sock = stack.enter_context(connect(server))
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # a head that never completes
+            held.append(sock)
+        time.sleep(0.3)
+        statuses = [call(f"{server}/healthz")[0] for _ in range(5)]
+        assert statuses == [200] * 5
+        assert neighbors(server) == 200
+        closed = sum(1 for sock in held if _closed(sock))
+    assert closed >= 400 - 256
+    assert closed_for(server, "connection_limit") >= before + closed
+
+
+def _closed(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _metrics(server: str) -> str:
+    with connect(server) as sock:
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        return read_all(sock).decode()
+
+
+def test_table_requests_arriving_at_the_in_flight_limit_are_refused_at_once() -> None:
+    """While one heavy analogy batch holds the only in-flight slot, table requests are refused
+    with 429 from the connection itself (no body read, no middleware), in the envelope, with
+    Retry-After, and counted in the metrics under their route; probes still answer."""
+    env = {"EMBEDDING_SERVICE_MAX_IN_FLIGHT": "1", "EMBEDDING_SERVICE_CACHE_BYTES": "0"}
+    with server_process(env) as (_, base):
+        words = ["king", "queen", "man", "woman", "paris", "france", "berlin", "germany"]
+        query = {"positive": words[:4], "negative": words[4:], "method": "mul", "k": 1000}
+        heavy = json.dumps({"queries": [query] * 256}).encode()
+        before = _requests_4xx(base)
+        with connect(base) as busy:
+            busy.sendall(
+                b"POST /v1/tables/minilm/analogy HTTP/1.1\r\nHost: x\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(heavy) + heavy
+            )
+            time.sleep(0.05)
+            refused = [
+                call(f"{base}/v1/tables/minilm/neighbors", {"token": "king"}) for _ in range(5)
+            ]
+            with connect(base) as sock:
+                body = b'{"token": "king"}'
+                sock.sendall(
+                    b"POST /v1/tables/minilm/neighbors HTTP/1.1\r\nHost: x\r\n"
+                    b"Content-Type: application/json\r\nConnection: close\r\n"
+                    b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+                )
+                raw = read_all(sock)
+            assert call(f"{base}/healthz")[0] == 200
+            assert read_all(busy, 60).startswith(b"HTTP/1.1 200")
+        assert _requests_4xx(base) - before == 6
+    for status, answer in refused:
+        assert status == 429 and answer["error"]["type"] == "Overloaded", answer
+    assert raw.startswith(b"HTTP/1.1 429") and b"retry-after: 1\r\n" in raw.lower()
+
+
+def _requests_4xx(base: str) -> float:
+    prefix = (
+        'embedding_service_http_requests_total{method="POST",route="/v1/tables/{table}/neighbors",'
+        'status_class="4xx"} '
+    )
+    lines = [line for line in _metrics(base).splitlines() if line.startswith(prefix)]
+    return float(lines[0].removeprefix(prefix)) if lines else 0.0
