@@ -112,7 +112,8 @@ def serve(args: argparse.Namespace) -> int:
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
     )
-    GracefulServer(config, registry, app.state.loader, settings.drain_seconds).run()
+    state = app.state
+    GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds).run()
     return 0
 
 

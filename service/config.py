@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     JsonConfigSettingsSource,
@@ -289,8 +289,9 @@ class Settings(BaseSettings):
     )
     admin_tables_dir: Path | None = Field(
         None,
-        description="Tables added through /v1/admin must have every file under this directory. "
-        "Unset: any path the process can read.",
+        description="Tables added through /v1/admin must have every file they open (a model "
+        "directory's vocabulary and shards too, symlinks followed) inside this directory. "
+        "Required when an admin key is set: the server refuses to start without it.",
     )
     cors_origins: list[str] = Field(
         default_factory=list,
@@ -310,6 +311,17 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Flags beat env vars, env vars beat the config file."""
         return (init_settings, env_settings, *_config_file_sources(settings_cls))
+
+    @model_validator(mode="after")
+    def _admin_needs_a_tables_dir(self) -> Settings:
+        if (self.admin_key is not None or self.admin_key_file is not None) and (
+            self.admin_tables_dir is None
+        ):
+            raise ValueError(
+                "admin_tables_dir must be set when an admin key is: tables added through "
+                "/v1/admin may only come from inside it"
+            )
+        return self
 
     def served_tables(self) -> list[TableSpec]:
         """The configured tables, or the default table when none is configured."""

@@ -11,7 +11,7 @@ from service import metrics
 from service.config import Settings, TableSpec
 from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.index import SearchKernel
-from service.engine.loaders import load_table
+from service.engine.loaders import confined, load_table
 from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
 from service.errors import TableExists
@@ -61,6 +61,9 @@ class TableLoader:
         self.registry = registry
         self.settings = settings
         self.specs = {spec.name: spec for spec in settings.served_tables()}
+        # Tables added through /v1/admin: their files must stay inside admin_tables_dir, on
+        # every reload too (a symlink may have been swapped since they were added).
+        self.added: set[str] = set()
         self._one_at_a_time = threading.Lock()
 
     def reload(self, name: str) -> ServedTable:
@@ -69,7 +72,7 @@ class TableLoader:
         if spec is None:
             raise UnknownTable(name, list(self.specs))
         with self._one_at_a_time:
-            return self._load(spec)
+            return self._load(spec, confine=name in self.added)
 
     def add(self, spec: TableSpec) -> ServedTable:
         """Load a table that is not served yet and start serving it."""
@@ -77,8 +80,9 @@ class TableLoader:
         with self._one_at_a_time:
             if spec.name in self.specs:
                 raise TableExists(spec.name)
-            served = self._load(spec)
+            served = self._load(spec, confine=True)
             self.specs[spec.name] = spec
+            self.added.add(spec.name)
             return served
 
     def reload_all(self) -> list[EngineError]:
@@ -91,9 +95,11 @@ class TableLoader:
                 failures.append(error)
         return failures
 
-    def _load(self, spec: TableSpec) -> ServedTable:
+    def _load(self, spec: TableSpec, confine: bool) -> ServedTable:
+        root = self.settings.admin_tables_dir if confine else None
         try:
-            served = load_spec(self.registry, spec, self.settings.search_kernel)
+            with confined(root):
+                served = load_spec(self.registry, spec, self.settings.search_kernel)
         except EngineError as error:
             LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)
             raise

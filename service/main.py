@@ -20,7 +20,7 @@ from service.api import (
     routes_tables,
     routes_vectors,
 )
-from service.api.access import AccessMiddleware, KeyRing
+from service.api.access import AccessMiddleware, KeyRing, document_security
 from service.api.admission import (
     BodyMiddleware,
     BodyRules,
@@ -77,10 +77,11 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.state.registry = registry or Registry(expected=[s.name for s in settings.served_tables()])
     app.state.loader = TableLoader(app.state.registry, settings)
     app.state.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
-    keys = KeyRing.from_settings(settings)
+    app.state.keys = keys = KeyRing.from_settings(settings)
     install_error_handlers(app)
     _include_routers(app, keys)
     app.state.route_templates = route_templates(app)
+    document_security(app, keys, settings.metrics_require_key)
     _add_middleware(app, settings, keys)
     return app
 

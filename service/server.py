@@ -3,7 +3,8 @@
 SIGTERM: readiness turns 503 at once while requests are still served for `drain_seconds`, so
 load balancers stop routing here; then uvicorn stops accepting connections, lets in-flight
 requests finish within its `timeout_graceful_shutdown`, and the process exits. SIGINT (Ctrl-C)
-skips the drain. SIGHUP reloads every table in the background, each swapped in atomically.
+skips the drain. SIGHUP re-reads the key files and reloads every table in the background, each
+swapped in atomically.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from types import FrameType
 
 import uvicorn
 
+from service.api.access import KeyRing
 from service.engine.registry import Registry
 from service.loading import TableLoader
 
@@ -32,11 +34,13 @@ class GracefulServer(uvicorn.Server):
         config: uvicorn.Config,
         registry: Registry,
         loader: TableLoader,
+        keys: KeyRing,
         drain_seconds: float,
     ) -> None:
         super().__init__(config)
         self.registry = registry
         self.loader = loader
+        self.keys = keys
         self.drain_seconds = drain_seconds
         self.exit_at: float | None = None
 
@@ -69,6 +73,11 @@ class GracefulServer(uvicorn.Server):
                 signal.signal(signal.SIGHUP, previous)
 
     def handle_reload(self, sig: int, frame: FrameType | None) -> None:
-        """Reload every table on a background thread; serving goes on meanwhile."""
-        LOGGER.info("SIGHUP: reloading every table")
-        threading.Thread(target=self.loader.reload_all, name="reload", daemon=True).start()
+        """Re-read the key files, then reload every table on a background thread; serving goes
+        on meanwhile."""
+        LOGGER.info("SIGHUP: reloading the key files and every table")
+        threading.Thread(target=self._reload, name="reload", daemon=True).start()
+
+    def _reload(self) -> None:
+        self.keys.reload()
+        self.loader.reload_all()

@@ -39,6 +39,9 @@ def make_client(table_path: Path) -> AppFactory:
 
     @contextmanager
     def build(**overrides: Any) -> Iterator[TestClient]:
+        if "admin_key" in overrides or "admin_key_file" in overrides:
+            # An admin key needs a tables directory: the test's own folder, unless given.
+            overrides.setdefault("admin_tables_dir", table_path.parent.parent)
         settings = Settings(tables=[TableSpec(name="small", path=table_path)], **overrides)
         with TestClient(create_app(settings)) as client:
             yield client

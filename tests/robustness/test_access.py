@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import logging
+import signal
+import time
 from pathlib import Path
 
 import pytest
 
-from service.api.access import matches, read_keys
+from service.api.access import NoUsableKey, matches, read_keys
 from tests.robustness.conftest import AppFactory, assert_envelope
+from tests.robustness.servers import call, server_process
+from tests.robustness.test_reload import wait_for
 
 NEIGHBORS = "/v1/tables/small/neighbors"
 QUERY = {"token": "king", "k": 1}
@@ -53,14 +59,68 @@ def test_every_configured_key_opens_the_api(make_client: AppFactory) -> None:
 
 def test_keys_can_come_from_a_file(make_client: AppFactory, tmp_path: Path) -> None:
     keys = tmp_path / "keys"
-    keys.write_text("# service keys\nfrom-file-1\n\n  from-file-2  # rotated in May\n")
-    assert read_keys(keys) == ["from-file-1", "from-file-2"]
+    keys.write_text("# service keys\nfrom-file-1\n\n  S3cr#tPart  \n   # rotated in May\n")
+    # '#' starts a comment only at the start of a line: inside a key it is part of the key.
+    assert read_keys(keys) == ["from-file-1", "S3cr#tPart"]
     with make_client(api_keys=["inline"], api_keys_file=keys) as client:
-        for key in ("inline", "from-file-1", "from-file-2"):
+        for key in ("inline", "from-file-1", "S3cr#tPart"):
             assert client.post(NEIGHBORS, json=QUERY, headers=bearer(key)).status_code == 200
-        assert (
-            client.post(NEIGHBORS, json=QUERY, headers=bearer("# service keys")).status_code == 401
-        )
+        for wrong in ("S3cr", "# service keys", "# rotated in May"):
+            assert client.post(NEIGHBORS, json=QUERY, headers=bearer(wrong)).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"api_keys": [""]},
+        {"api_keys": ["   "]},
+        {"api_keys": ["good", ""]},
+        {"api_keys_file": "EMPTY"},
+        {"api_keys_file": "COMMENTS"},
+        {"admin_key": ""},
+        {"admin_key_file": "EMPTY"},
+    ],
+)
+def test_a_key_source_without_a_usable_key_refuses_to_start(
+    make_client: AppFactory, tmp_path: Path, settings: dict
+) -> None:
+    (tmp_path / "EMPTY").write_text("")
+    (tmp_path / "COMMENTS").write_text("# only a comment\n\n")
+    given = {k: tmp_path / v if k.endswith("_file") else v for k, v in settings.items()}
+    with pytest.raises(NoUsableKey), make_client(**given):
+        pass
+
+
+def test_the_number_of_keys_is_logged_never_the_keys(
+    make_client: AppFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        caplog.at_level(logging.INFO, logger="service.access"),
+        make_client(api_keys=["alpha-secret", "beta-secret"], admin_key="root-secret"),
+    ):
+        pass
+    assert "2 API key(s), 1 admin key(s)" in caplog.text
+    assert "secret" not in caplog.text
+
+
+def test_the_openapi_document_declares_the_bearer_scheme_where_a_key_is_needed(
+    make_client: AppFactory,
+) -> None:
+    with make_client(api_keys=["alpha"], admin_key="root") as client:
+        document = client.get("/openapi.json", headers=bearer("alpha")).json()
+    assert document["components"]["securitySchemes"]["bearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+    }
+    paths = document["paths"]
+    assert paths["/v1/tables/{table}/neighbors"]["post"]["security"] == [{"bearer": []}]
+    assert paths["/v1/admin/tables"]["post"]["security"] == [{"bearer": []}]
+    assert "security" not in paths["/healthz"]["get"]
+    assert "security" not in paths["/metrics"]["get"]
+    with make_client(admin_key="root") as client:  # no API keys: queries open, admin not
+        document = client.get("/openapi.json").json()
+    assert "security" not in document["paths"]["/v1/tables/{table}/neighbors"]["post"]
+    assert document["paths"]["/v1/admin/tables"]["post"]["security"] == [{"bearer": []}]
 
 
 def test_health_and_readiness_stay_open_and_metrics_is_configurable(
@@ -140,3 +200,28 @@ def test_cached_answers_are_not_served_without_a_key(make_client: AppFactory) ->
         assert_envelope(
             client.post(NEIGHBORS, json=QUERY, headers=bearer("wrong")), 401, "Unauthorized"
         )
+
+
+@pytest.mark.slow
+def test_sighup_rereads_the_key_files_and_keeps_the_old_keys_if_one_empties(
+    table_path: Path, tmp_path: Path
+) -> None:
+    keys = tmp_path / "keys"
+    keys.write_text("old-key\n")
+    env = {
+        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table_path)}]),
+        "EMBEDDING_SERVICE_API_KEYS_FILE": str(keys),
+    }
+    url = None
+    with server_process(env) as (process, base):
+        url = f"{base}{NEIGHBORS}"
+        assert call(url, QUERY, bearer("old-key"))[0] == 200
+        keys.write_text("new-key\n")
+        process.send_signal(signal.SIGHUP)
+        assert wait_for(lambda: call(url, QUERY, bearer("new-key"))[0] == 200)
+        assert call(url, QUERY, bearer("old-key"))[0] == 401
+        keys.write_text("# emptied by mistake\n")
+        process.send_signal(signal.SIGHUP)
+        time.sleep(1)
+        assert call(url, QUERY, bearer("new-key"))[0] == 200  # fails closed: old keys stay
+        assert call(url, QUERY)[0] == 401

@@ -7,6 +7,7 @@ error and the old table keeps serving; readiness stays 200 throughout.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import threading
 import time
@@ -162,13 +163,16 @@ def test_added_tables_must_live_under_the_admin_directory(
         assert client.post("/v1/admin/tables", json=inside_spec, headers=ADMIN).status_code == 201
 
 
-def test_devices_are_never_loaded_even_without_a_directory(make_client: AppFactory) -> None:
-    with make_client(admin_key="admin-key") as client:
-        device = {"name": "zero", "path": "/dev/zero", "format": "npy"}
-        error = assert_envelope(
-            client.post("/v1/admin/tables", json=device, headers=ADMIN), 422, "TableLoadError"
-        )
-    assert "not a regular file" in error["message"]
+def test_devices_and_pipes_are_never_loaded(make_client: AppFactory, tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe.npy"
+    os.mkfifo(pipe)  # inside the tables directory: reading it would block forever
+    with make_client(admin_key="admin-key", admin_tables_dir=tmp_path) as client:
+        for path, problem in [(pipe, "not a regular file"), ("/dev/zero", "not under")]:
+            table = {"name": "zero", "path": str(path), "format": "npy"}
+            error = assert_envelope(
+                client.post("/v1/admin/tables", json=table, headers=ADMIN), 422, "TableLoadError"
+            )
+            assert problem in error["message"]
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ import stat
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -18,10 +19,31 @@ from service.engine.loaders.tokens import DECODE_HINT
 
 # Suffix -> how to decompress while reading; the suffix before it names the format.
 COMPRESSIONS = {".gz": "gzip", ".bz2": "bz2"}
+# The folder every file a load opens must resolve inside, when the load is confined.
+_ROOT: ContextVar[Path | None] = ContextVar("loader_root", default=None)
+
+
+@contextmanager
+def confined(root: Path | None) -> Iterator[None]:
+    """Within the block, every file a loader opens must resolve (symlinks followed) inside
+    `root`, or the load fails with TableLoadError; None confines nothing.
+
+    Every loader checks a file with require_file before it opens it, so this covers the files
+    found inside a model directory (vocabulary, tokenizer, shards) as well as the named ones.
+    """
+    token = _ROOT.set(None if root is None else root.resolve())
+    try:
+        yield
+    finally:
+        _ROOT.reset(token)
 
 
 def require_file(path: Path) -> int:
-    """Size of `path`; raises TableLoadError unless it is a non-empty regular file."""
+    """Size of `path`; raises TableLoadError unless it is a non-empty regular file (inside the
+    confining folder, when there is one)."""
+    root = _ROOT.get()
+    if root is not None and not path.resolve().is_relative_to(root):
+        raise TableLoadError(path, f"resolves outside the allowed tables directory {root}")
     try:
         status = path.stat()
     except FileNotFoundError:
