@@ -177,6 +177,29 @@ class Settings(BaseSettings):
     max_matrix_tokens: int = Field(
         256, ge=1, description="Most tokens in one similarity matrix (the answer is n x n)."
     )
+    max_projection_points: int = Field(
+        20_000,
+        ge=1,
+        le=1_000_000,
+        description="Most points one /projection request may ask for (or name as tokens). The "
+        "answer grows with it: 20,000 points of MiniLM are about 1.5 MB of JSON and 0.1 s.",
+    )
+    projection_sample_rows: int = Field(
+        50_000,
+        ge=2,
+        description="Most rows the PCA basis of a table is fitted on (a seeded sample; once per "
+        "load). The fit costs about sample x width^2 flops: 0.3 s for MiniLM's 30,522 x 384. "
+        "Lower it for very wide tables.",
+    )
+    projection_concurrency: int = Field(
+        2,
+        ge=1,
+        le=64,
+        description="Projection requests computed at once, each on a worker thread; more wait "
+        "(up to max_in_flight, then 429). A 20,000-point answer holds about 40 MB while it is "
+        "built, so the default bounds that to about 80 MB and leaves the thread pool to "
+        "lookups and similarity.",
+    )
 
     # Reliability and security: admission bounds, shutdown, reload, access control.
     max_body_bytes: int = Field(

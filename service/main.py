@@ -11,7 +11,15 @@ from fastapi.telemetry import TelemetryConfig
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.cors import CORSMiddleware
 
-from service.api import routes_admin, routes_ops, routes_search, routes_tables, routes_vectors
+from service.api import (
+    routes_admin,
+    routes_explorer,
+    routes_ops,
+    routes_projection,
+    routes_search,
+    routes_tables,
+    routes_vectors,
+)
 from service.api.access import AccessMiddleware, KeyRing, document_security
 from service.api.admission import (
     BodyMiddleware,
@@ -80,9 +88,10 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
 
 def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_ops.router)
+    app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     json_only: Any = [Depends(require_json)]
-    for module in (routes_search, routes_vectors):
+    for module in (routes_search, routes_vectors, routes_projection):
         app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
     if keys.admin:
         app.include_router(routes_admin.router)
@@ -95,7 +104,16 @@ def route_templates(app: FastAPI) -> list[str]:
     lazily, so at this point app.routes may hold only the documentation routes.
     """
     templates = [getattr(route, "path", "") for route in app.routes]
-    for module in (routes_ops, routes_tables, routes_search, routes_vectors, routes_admin):
+    modules = (
+        routes_ops,
+        routes_explorer,
+        routes_tables,
+        routes_search,
+        routes_vectors,
+        routes_projection,
+        routes_admin,
+    )
+    for module in modules:
         templates += [getattr(route, "path", "") for route in module.router.routes]
     return list(dict.fromkeys(t for t in templates if t))
 

@@ -1,7 +1,9 @@
 """Access control: optional API keys and a separate admin key, as 'Authorization: Bearer'.
 
-Health and readiness are always open; /metrics is open unless configured otherwise. Keys are
-compared in constant time (hmac.compare_digest), against every configured key in turn.
+Health and readiness are always open, and so are the explorer's page and files (they hold no
+data; the page asks for a key and sends it with its API calls); /metrics is open unless
+configured otherwise. Keys are compared in constant time (hmac.compare_digest), against every
+configured key in turn.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from service.api.admission import refuse
 from service.config import Settings
 from service.errors import Unauthorized
+from service.explorer import is_page_path
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 # The OpenAPI security scheme of 'Authorization: Bearer <key>'.
@@ -137,7 +140,9 @@ class AccessMiddleware:
 
     def required_keys(self, path: str, admin: bool) -> tuple[bytes, ...]:
         """The keys that open `path`; empty when it is open."""
-        if path in OPEN_PATHS or (path == METRICS_PATH and not self.metrics_require_key):
+        if path in OPEN_PATHS or is_page_path(path):
+            return ()
+        if path == METRICS_PATH and not self.metrics_require_key:
             return ()
         if admin:
             # Without an admin key the admin routes are not mounted: the answer is a 404.

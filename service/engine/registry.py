@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
+from service.engine.projection import Projector
 from service.engine.table import EmbeddingTable
 
 
@@ -23,6 +24,11 @@ class ServedTable:
     case_insensitive: bool
     loaded_at: datetime
     load_seconds: float
+    # Fits its PCA basis on first use; a reload makes a new ServedTable, so the basis goes too.
+    projector: Projector = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "projector", Projector(self.table))
 
 
 class Registry:

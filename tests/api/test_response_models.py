@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from service import schemas
+from service import schemas, schemas_projection
 
 MINILM = "/v1/tables/minilm"
 VECTOR = [0.25] * 384
@@ -28,6 +28,14 @@ CASES = [
     ("similarity", {"tokens": ["king", "queen"]}, schemas.SimilarityResponse),
     ("score", {"vector": VECTOR, "k": 2}, schemas.ScoreResponse),
     ("score", {"vector": VECTOR, "softmax": True, "target": "king"}, schemas.ScoreResponse),
+    ("projection", {"points": 50}, schemas_projection.ProjectionResponse),
+    (
+        "projection",
+        {"dims": 3, "selection": {"tokens": ["king"]}},
+        schemas_projection.ProjectionResponse,
+    ),
+    ("project", {"tokens": ["king", "queen"]}, schemas_projection.ProjectResponse),
+    ("project", {"vectors": [VECTOR], "dims": 3}, schemas_projection.ProjectResponse),
 ]
 
 

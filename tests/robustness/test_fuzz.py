@@ -83,6 +83,8 @@ OPERATIONS = [
     ("POST", "/v1/tables/{table}/analogy"),
     ("POST", "/v1/tables/{table}/similarity"),
     ("POST", "/v1/tables/{table}/score"),
+    ("POST", "/v1/tables/{table}/projection"),
+    ("POST", "/v1/tables/{table}/project"),
     ("POST", "/v1/admin/tables/{table}/reload"),
     ("POST", "/v1/admin/tables"),
 ]

@@ -1,0 +1,51 @@
+"""Screenshots of the explorer for the README, taken in headless Chromium from a real server.
+
+    .venv/bin/python -m benchmarks.explorer_screenshots [--out docs]
+
+Writes explorer-minilm.png (the default table, `king` chosen) and explorer-lee.png (the Lee
+projector table of benchmarks/explorer_tables.py, whose labels come from its count column).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from benchmarks.browser import chromium
+from benchmarks.explorer_tables import write_lee_table
+from loadtests.server import running_server
+from service.config import default_table
+
+VIEWPORT = {"width": 1400, "height": 860}
+SHOTS = {
+    "explorer-minilm.png": "?table=minilm&token=king",
+    "explorer-lee.png": "?table=lee&token=fire&points=2000",
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=Path("docs"))
+    out = parser.parse_args().out
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as folder:
+        tables = [
+            {"name": "minilm", "path": str(default_table().path), "format": "huggingface"},
+            {"name": "lee", "path": str(write_lee_table(Path(folder))), "format": "projector"},
+        ]
+        env = {"EMBEDDING_SERVICE_TABLES": json.dumps(tables)}
+        with running_server(env) as base, chromium() as browser:
+            page = browser.new_page(viewport=VIEWPORT)
+            for name, query in SHOTS.items():
+                page.goto(f"{base}/explorer{query}")
+                page.wait_for_selector("#plot[data-plotted]")
+                page.wait_for_selector("#neighbours li")
+                page.wait_for_timeout(300)  # the frame after the last mark
+                page.screenshot(path=str(out / name))
+                print(f"wrote {out / name}")
+
+
+if __name__ == "__main__":
+    main()

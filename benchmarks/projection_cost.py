@@ -1,0 +1,90 @@
+"""What the projection routes cost at their limits: the fit, the largest answer, /project.
+
+    .venv/bin/python -m benchmarks.projection_cost
+
+In-process (the routes' own answer-building functions) with BLAS held to one thread, as the
+service runs it (compute_threads=1). The fit is timed on MiniLM and on two synthetic tables
+whose sample is capped (projection_sample_rows=50,000): a 1,000,000 x 300 table fits from
+its sample, not from every row. Rerun under `flock /tmp/embedding-bench.lock` on a shared
+machine.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from service.api.limits import Limits
+from service.api.routes_projection import project_body, projection_body
+from service.config import Settings, default_table
+from service.engine.loaders import load_huggingface
+from service.engine.projection import Projector
+from service.engine.registry import Registry, ServedTable
+from service.engine.table import EmbeddingTable
+from service.schemas_projection import ProjectionRequest, ProjectRequest
+
+
+def median_seconds(work: Callable[[], object], runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def fit_seconds(table: EmbeddingTable, runs: int = 3) -> float:
+    """A fresh projector's first fit (norms of every row, then the sample's covariance)."""
+    return median_seconds(lambda: Projector(table).basis(), runs)
+
+
+def synthetic(rows: int, width: int) -> EmbeddingTable:
+    vectors = np.random.default_rng(0).standard_normal((rows, width), dtype=np.float32)
+    return EmbeddingTable([f"t{i}" for i in range(rows)], vectors)
+
+
+def answers(served: ServedTable, settings: Settings) -> None:
+    limits = Limits.from_settings(settings)
+    most = ProjectionRequest(points=settings.max_projection_points)
+    body = projection_body(most, served, settings, limits)
+    seconds = median_seconds(lambda: projection_body(most, served, settings, limits))
+    tracemalloc.start()
+    projection_body(most, served, settings, limits)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(
+        f"/projection, {most.points:,} points: {seconds * 1000:.0f} ms, answer "
+        f"{len(body) / 1e6:.2f} MB, peak Python memory {peak / 1e6:.0f} MB"
+    )
+    vectors = np.random.default_rng(1).standard_normal((settings.max_batch, 384)).tolist()
+    placed = ProjectRequest(vectors=vectors)
+    seconds = median_seconds(lambda: project_body(placed, served, settings, limits))
+    print(f"/project, {settings.max_batch} raw vectors: {seconds * 1000:.1f} ms")
+
+
+def main() -> None:
+    print("command: python -m benchmarks.projection_cost")
+    kernels = ", ".join(
+        f"{pool['internal_api']} {pool.get('architecture')}" for pool in threadpool_info()
+    )
+    print(f"machine: {os.cpu_count()} cores; BLAS ({kernels}) limited to 1 thread")
+    settings = Settings()
+    with threadpool_limits(1):
+        minilm = load_huggingface(default_table().path)
+        print(f"fit, MiniLM {minilm.rows:,} x {minilm.width}: {fit_seconds(minilm):.2f} s")
+        for rows, width in ((100_000, 768), (1_000_000, 300)):
+            seconds = fit_seconds(synthetic(rows, width), runs=1)
+            print(f"fit, synthetic {rows:,} x {width} (50,000-row sample): {seconds:.2f} s")
+        served = Registry().load("minilm", lambda: minilm)
+        served.projector.basis()
+        answers(served, settings)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The explorer page: HTML, CSS and ES modules shipped in the package, served from memory.
+
+The files hold no data (every number on the page comes from the JSON API), so they are read
+once at import and served with an ETag; there is no build step and nothing from a CDN.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+STATIC = Path(__file__).parent / "static"
+PAGE_PATHS = frozenset({"/", "/explorer"})
+STATIC_PREFIX = "/explorer/static/"
+# Explicit, so a host's mime.types cannot serve an ES module with a type browsers refuse.
+MEDIA_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+
+
+@dataclass(frozen=True)
+class Asset:
+    """One file of the page: its bytes, content type and entity tag."""
+
+    body: bytes
+    media_type: str
+    etag: str
+
+
+def load_assets(folder: Path = STATIC) -> dict[str, Asset]:
+    """Every servable file in `folder`, by file name."""
+    assets = {}
+    for path in sorted(folder.iterdir()):
+        if path.suffix in MEDIA_TYPES:
+            body = path.read_bytes()
+            etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+            assets[path.name] = Asset(body, MEDIA_TYPES[path.suffix], etag)
+    return assets
+
+
+def is_page_path(path: str) -> bool:
+    """Whether `path` is a page or one of its files: open without a key, they hold no data."""
+    return path in PAGE_PATHS or path.startswith(STATIC_PREFIX)

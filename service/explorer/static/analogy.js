@@ -1,0 +1,60 @@
+// Analogies a - b + c (3CosAdd or 3CosMul) from POST /analogy, with the result placed.
+
+import { post } from "./api.js";
+import { byId, fill } from "./dom.js";
+import { describe } from "./messages.js";
+import { place, placeVector } from "./placement.js";
+import { marksOf, resultItems } from "./results.js";
+
+/** Answer the analogy in the form; returns the plot's marks, or null when it was refused. */
+export async function showAnalogy(app) {
+  const [a, b, c] = ["analogy-a", "analogy-b", "analogy-c"].map((id) => byId(id).value.trim());
+  const method = byId("analogy-method").value;
+  if (!a || !b || !c) {
+    setStatus("Fill in all three words: a \u2212 b + c.", true);
+    return null;
+  }
+  const table = app.table.name;
+  const body = { positive: [a, c], negative: [b], k: app.state.k, method };
+  let answer;
+  try {
+    answer = await post(table, "analogy", body);
+  } catch (error) {
+    if (!["UnknownToken", "ZeroVector"].includes(error.type)) throw error;
+    fill(byId("analogy-answers"));
+    setStatus(describe(error, table), true);
+    return null;
+  }
+  const terms = [a, b, c].map((term) => answer.matched[term] ?? term);
+  const answers = answer.neighbors.map((neighbour) => neighbour.token);
+  const placed = await place(app, [...terms, ...answers]);
+  fill(byId("analogy-answers"), resultItems(answer.neighbors, placed, (t) => app.select(t)));
+  const marks = [...marksOf(terms, placed, "term"), ...marksOf(answers, placed, "answer")];
+  if (method === "add") {
+    marks.push(await resultMark(app, terms));
+    setStatus("The star is a \u2212 b + c itself, placed on the picture.");
+  } else {
+    setStatus("3CosMul has no single result vector: only its answers are placed.");
+  }
+  return marks;
+}
+
+// 3CosAdd's query direction: unit(a) - unit(b) + unit(c), from the rows /lookup returns.
+async function resultMark(app, [a, b, c]) {
+  const answer = await post(app.table.name, "lookup", { tokens: [a, b, c] });
+  const units = answer.items.map((item) => item.vector.map((v) => v / item.norm));
+  const direction = units[0].map((_, i) => units[0][i] - units[1][i] + units[2][i]);
+  const point = await placeVector(app, direction);
+  return { point: { ...point, token: `${a} \u2212 ${b} + ${c}` }, index: -1, role: "result" };
+}
+
+export function clearAnalogy() {
+  fill(byId("analogy-answers"));
+  setStatus("");
+}
+
+function setStatus(text, isError = false) {
+  const status = byId("analogy-status");
+  status.textContent = text;
+  status.classList.toggle("error", isError);
+}

@@ -1,0 +1,28 @@
+// Where words are on the picture: plotted rows are looked up, the others placed via /project.
+
+import { post } from "./api.js";
+
+/**
+ * Place `tokens` (stored tokens of the table) on the current picture.
+ * Returns a Map token -> {point, index}, index -1 for words outside the plotted set.
+ */
+export async function place(app, tokens) {
+  const placed = new Map();
+  const missing = [];
+  for (const token of new Set(tokens)) {
+    const index = app.indexOfToken.get(token);
+    if (index === undefined) missing.push(token);
+    else placed.set(token, { point: app.points[index], index });
+  }
+  if (missing.length) {
+    const answer = await post(app.table.name, "project", { tokens: missing });
+    for (const point of answer.points) placed.set(point.token, { point, index: -1 });
+  }
+  return placed;
+}
+
+/** A raw vector's place on the picture (normalised by the server like every row). */
+export async function placeVector(app, vector) {
+  const answer = await post(app.table.name, "project", { vectors: [vector] });
+  return answer.points[0];
+}

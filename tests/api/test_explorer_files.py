@@ -1,0 +1,78 @@
+"""The explorer's files as the app serves them: types, caching, no outside URLs, open access."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.explorer import MEDIA_TYPES, STATIC, load_assets
+
+ASSETS = load_assets()
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("name", sorted(ASSETS))
+def test_every_file_is_served_with_its_type(client: TestClient, name: str) -> None:
+    response = client.get(f"/explorer/static/{name}")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == MEDIA_TYPES[Path(name).suffix]
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.content == (STATIC / name).read_bytes()
+
+
+def test_pages_revalidate_with_an_etag(client: TestClient) -> None:
+    page = client.get("/explorer")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "script-src" not in page.headers["content-security-policy"]  # default-src 'self'
+    assert page.headers["cache-control"] == "no-cache"
+    again = client.get("/explorer", headers={"if-none-match": page.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+
+
+def test_the_landing_page_links_the_explorer_and_the_docs(client: TestClient) -> None:
+    home = client.get("/")
+    assert home.status_code == 200
+    assert 'href="explorer"' in home.text and 'href="docs"' in home.text
+
+
+@pytest.mark.parametrize("name", ["nope.js", "..%2F__init__.py", "%2E%2E%2Fmain.py", "explorer"])
+def test_unknown_files_are_404_in_the_envelope(client: TestClient, name: str) -> None:
+    response = client.get(f"/explorer/static/{name}")
+    assert response.status_code == 404
+    assert response.json()["error"]["type"] == "NotFound"
+
+
+def test_pages_are_not_part_of_the_api_document(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    assert not [path for path in paths if path == "/" or path.startswith("/explorer")]
+
+
+def test_nothing_is_fetched_from_outside() -> None:
+    """No CDN: no file refers to another origin (the SVG namespace is a name, not a fetch)."""
+    for name, asset in ASSETS.items():
+        text = asset.body.decode().replace('xmlns="http://www.w3.org/2000/svg"', "")
+        assert not re.search(r"https?://|//[a-z0-9.-]+\.[a-z]{2,}/", text), name
+
+
+def test_every_module_is_shipped_and_preloaded() -> None:
+    modules = {name for name in ASSETS if name.endswith(".js")}
+    imported = set()
+    for name in modules:
+        imported |= set(re.findall(r'from "\./([\w-]+\.js)"', ASSETS[name].body.decode()))
+    assert imported <= modules
+    page = ASSETS["explorer.html"].body.decode()
+    preloaded = set(re.findall(r'rel="modulepreload" href="explorer/static/([\w-]+\.js)"', page))
+    assert preloaded == modules - {"main.js"}
+
+
+def test_every_file_is_package_data() -> None:
+    """The wheel and the image install the package: its data must name every static file."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = project["tool"]["setuptools"]["package-data"]["service.explorer"]
+    package = STATIC.parent
+    shipped = {path for pattern in patterns for path in package.glob(pattern)}
+    assert {STATIC / name for name in ASSETS} <= shipped

@@ -1,0 +1,141 @@
+"""The projection routes: selections, limits, the error envelope, and agreement with /project."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from service.engine.table import EmbeddingTable
+
+MINILM = "/v1/tables/minilm"
+SMALL = "/v1/tables/small"
+
+
+def projection(client: TestClient, table: str = MINILM, **body: object) -> dict:
+    response = client.post(f"{table}/projection", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def refusal(client: TestClient, path: str, body: object, status: int, error_type: str) -> dict:
+    response = client.post(path, json=body)
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["type"] == error_type, error
+    return error
+
+
+def test_first_rows_in_frequency_order(client: TestClient, minilm: EmbeddingTable) -> None:
+    answer = projection(client, points=300)
+    assert answer["method"] == "pca" and answer["dims"] == 2
+    assert answer["sample_rows"] == minilm.rows
+    first, second = answer["explained_variance_ratio"]
+    assert 1 > first > second > 0
+    points = answer["points"]
+    assert [p["id"] for p in points] == list(range(300))
+    assert points[5] == {
+        "token": minilm.tokens[5],
+        "id": 5,
+        "norm": pytest.approx(float(minilm.norms[5])),
+        "x": points[5]["x"],
+        "y": points[5]["y"],
+        "metadata": {},
+    }
+
+
+def test_zero_rows_are_never_plotted_and_cannot_be_named(client: TestClient) -> None:
+    # The small table's row 0 is [PAD], all zeros.
+    assert [p["id"] for p in projection(client, SMALL, points=3)["points"]] == [1, 2, 3]
+    assert 0 not in [p["id"] for p in projection(client, SMALL, points=100)["points"]]
+    tokens = {"selection": {"tokens": ["king", "[PAD]"]}}
+    error = refusal(client, f"{SMALL}/projection", tokens, 422, "ZeroVector")
+    assert "[PAD]" in error["message"]
+
+
+def test_random_rows_are_seeded(client: TestClient) -> None:
+    def ids(seed: int) -> list[int]:
+        answer = projection(client, points=200, selection="random", seed=seed)
+        return [p["id"] for p in answer["points"]]
+
+    assert ids(7) == ids(7) != ids(8)
+    assert ids(7) == sorted(set(ids(7)))
+
+
+def test_named_tokens_in_order_with_case_fallback(client: TestClient) -> None:
+    answer = projection(client, SMALL, dims=3, selection={"tokens": ["QUEEN", "man", "man"]})
+    assert [p["token"] for p in answer["points"]] == ["queen", "man"]
+    assert answer["matched"] == {"QUEEN": "queen"}
+    assert all("z" in p for p in answer["points"])
+    error = refusal(
+        client,
+        f"{MINILM}/projection",
+        {"selection": {"tokens": ["king", "xq1", "xq2"]}},
+        404,
+        "UnknownToken",
+    )
+    assert error["tokens"] == ["xq1", "xq2"]
+
+
+def test_project_agrees_with_the_projection(client: TestClient, minilm: EmbeddingTable) -> None:
+    plotted = {p["token"]: p for p in projection(client, points=4000)["points"]}
+    placed = client.post(f"{MINILM}/project", json={"tokens": ["king", "kings"]}).json()
+    king, kings = placed["points"]
+    assert (king["x"], king["y"]) == pytest.approx((plotted["king"]["x"], plotted["king"]["y"]))
+    assert kings["id"] == 5465 and "kings" not in plotted
+    # A raw vector is normalised first: twice king's row lands on king.
+    vector = (minilm.vectors[2332].astype(np.float64) * 2).tolist()
+    raw = client.post(f"{MINILM}/project", json={"vectors": [vector]}).json()["points"][0]
+    assert raw == {"x": pytest.approx(king["x"]), "y": pytest.approx(king["y"])}
+
+
+def test_configured_limits_are_422_limit_exceeded(client: TestClient) -> None:
+    error = refusal(client, f"{MINILM}/projection", {"points": 20_001}, 422, "LimitExceeded")
+    assert error["limit"] == 20_000
+    many = {"selection": {"tokens": ["king"] * 20_001}}
+    refusal(client, f"{MINILM}/projection", many, 422, "LimitExceeded")
+    # The test app's max_batch is 64.
+    refusal(client, f"{MINILM}/project", {"tokens": ["king"] * 65}, 422, "LimitExceeded")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"dims": 4},
+        {"dims": "2"},
+        {"dims": True},
+        {"points": 0},
+        {"points": 1_000_001},
+        {"method": "tsne"},
+        {"selection": "last"},
+        {"selection": {"tokens": []}},
+        {"seed": -1},
+        {"colour": "red"},
+    ],
+)
+def test_invalid_projection_requests(client: TestClient, body: dict) -> None:
+    refusal(client, f"{MINILM}/projection", body, 422, "ValidationError")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error_type"),
+    [
+        ({}, 422, "ValidationError"),
+        ({"tokens": ["king"], "vectors": [[1.0] * 384]}, 422, "ValidationError"),
+        ({"vectors": [[1.0] * 383]}, 422, "DimensionMismatch"),
+        ({"vectors": [[1.0] * 384, [0.0] * 384]}, 422, "ZeroVector"),
+        ({"tokens": ["king"], "dims": 5}, 422, "ValidationError"),
+        ({"tokens": ["no-such-token-here"]}, 404, "UnknownToken"),
+    ],
+)
+def test_invalid_project_requests(
+    client: TestClient, body: dict, status: int, error_type: str
+) -> None:
+    refusal(client, f"{MINILM}/project", body, status, error_type)
+
+
+def test_unknown_tables_and_wrong_content_types(client: TestClient) -> None:
+    refusal(client, "/v1/tables/nope/projection", {}, 404, "UnknownTable")
+    response = client.post(f"{MINILM}/projection", content=b"{}")
+    assert response.status_code == 415
+    assert response.json()["error"]["type"] == "UnsupportedMediaType"

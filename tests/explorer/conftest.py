@@ -1,0 +1,108 @@
+"""The explorer in headless Chromium against a real server process on 127.0.0.1.
+
+Debian's chromium (scripts/install-system-deps), driven by Playwright. A failing test leaves a
+screenshot of the page in its pytest tmp dir and prints the path.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page
+
+from benchmarks.browser import chromium
+from benchmarks.explorer_tables import write_lee_table
+from loadtests.server import running_server
+from service.config import default_table
+
+TIMEOUT_MS = 20_000
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Keep each phase's report on the test item, so fixtures can tell a failure."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+def tables_env(folder: Path) -> dict[str, str]:
+    """Two tables: MiniLM (the default) and the Lee projector table with a count column."""
+    tables = [
+        {"name": "minilm", "path": str(default_table().path), "format": "huggingface"},
+        {"name": "lee", "path": str(write_lee_table(folder)), "format": "projector"},
+    ]
+    return {"EMBEDDING_SERVICE_TABLES": json.dumps(tables)}
+
+
+@pytest.fixture(scope="session")
+def lee_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("lee")
+
+
+@pytest.fixture(scope="session")
+def base_url(lee_folder: Path) -> Iterator[str]:
+    """A real server with two tables."""
+    with running_server(tables_env(lee_folder)) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with chromium() as started:
+        yield started
+
+
+class PageLog:
+    """What the page said: console messages of type error, and uncaught exceptions."""
+
+    def __init__(self, page: Page) -> None:
+        self.errors: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url} {r.failure}"))
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Page]:
+    """A fresh tab (its own storage); a screenshot on failure."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True)
+    context.set_default_timeout(TIMEOUT_MS)
+    tab = context.new_page()
+    tab.log = PageLog(tab)  # type: ignore[attr-defined]
+    yield tab
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        shot = tmp_path / "failure.png"
+        tab.screenshot(path=str(shot), full_page=True)
+        print(f"\nscreenshot of the failed page: {shot}")
+        print("console errors:", tab.log.errors)  # type: ignore[attr-defined]
+        loaded = "performance.getEntriesByType('resource').map(e => e.name + ' ' + e.duration)"
+        print("loaded:", tab.evaluate(loaded))
+    context.close()
+
+
+def api(base: str, path: str, body: Any = None, key: str | None = None) -> Any:
+    """The JSON API's answer, to compare with what the page shows."""
+    headers = {"content-type": "application/json"}
+    if key:
+        headers["authorization"] = f"Bearer {key}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{base}/{path}", data=data, headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def open_explorer(page: Page, base: str, query: str = "") -> None:
+    """Open the explorer and wait until its points are drawn."""
+    page.goto(f"{base}/explorer{query}")
+    page.wait_for_selector("#plot[data-plotted]")

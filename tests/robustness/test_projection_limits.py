@@ -1,0 +1,41 @@
+"""Projections are computed at most projection_concurrency at a time; the rest wait their turn."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from service.api import routes_projection
+from tests.robustness.conftest import AppFactory
+
+
+def test_projections_run_at_most_projection_concurrency_at_once(
+    make_client: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    running = 0
+    most = 0
+    lock = threading.Lock()
+    real = routes_projection.projection_body
+
+    def slow_projection(*args: Any) -> bytes:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+        return real(*args)
+
+    monkeypatch.setattr(routes_projection, "projection_body", slow_projection)
+    with make_client(projection_concurrency=2) as client, ThreadPoolExecutor(8) as pool:
+        calls = [
+            pool.submit(client.post, "/v1/tables/small/projection", json={"points": 5})
+            for _ in range(8)
+        ]
+        assert [call.result().status_code for call in calls] == [200] * 8
+    assert most == 2
