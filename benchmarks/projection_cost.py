@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.projection_cost
 
-In-process (the routes' own answer-building functions) with BLAS held to one thread, as the
+In-process (the operations' own answer-building functions) with BLAS held to one thread, as the
 service runs it (compute_threads=1). The fit is timed on MiniLM and on two synthetic tables
 whose sample is capped (projection_sample_rows=50,000): a 1,000,000 x 300 table fits from
 its sample, not from every row. Rerun under `flock /tmp/embedding-bench.lock` on a shared
@@ -20,13 +20,16 @@ from collections.abc import Callable
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from service.api.context import Context
 from service.api.limits import Limits
-from service.api.routes_projection import project_body, projection_body
+from service.api.projection import _project as project_body
+from service.api.projection import _projection as projection_body
 from service.config import Settings, default_table
 from service.engine.loaders import load_huggingface
 from service.engine.projection import Projector
 from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
+from service.runtime import Runtime
 from service.schemas_projection import ProjectionRequest, ProjectRequest
 
 
@@ -50,12 +53,12 @@ def synthetic(rows: int, width: int) -> EmbeddingTable:
 
 
 def answers(served: ServedTable, settings: Settings) -> None:
-    limits = Limits.from_settings(settings)
+    context = Context(served, Limits.from_settings(settings), Runtime(settings))
     most = ProjectionRequest(points=settings.max_projection_points)
-    body = projection_body(most, served, settings, limits)
-    seconds = median_seconds(lambda: projection_body(most, served, settings, limits))
+    body = projection_body(most, context)
+    seconds = median_seconds(lambda: projection_body(most, context))
     tracemalloc.start()
-    projection_body(most, served, settings, limits)
+    projection_body(most, context)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     print(
@@ -64,7 +67,7 @@ def answers(served: ServedTable, settings: Settings) -> None:
     )
     vectors = np.random.default_rng(1).standard_normal((settings.max_batch, 384)).tolist()
     placed = ProjectRequest(vectors=vectors)
-    seconds = median_seconds(lambda: project_body(placed, served, settings, limits))
+    seconds = median_seconds(lambda: project_body(placed, context))
     print(f"/project, {settings.max_batch} raw vectors: {seconds * 1000:.1f} ms")
 
 

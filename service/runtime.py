@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
+import anyio
 import faiss
 from threadpoolctl import threadpool_limits
 
@@ -52,6 +53,9 @@ class Runtime:
             "score", score_per_table, batching
         )
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
+        self.projection_concurrency = settings.projection_concurrency
+        # Made in start(): an anyio limiter belongs to the running event loop.
+        self.projections: anyio.CapacityLimiter | None = None
         self.compute_threads = settings.compute_threads
         self.switch_interval = settings.switch_interval_ms / 1000
 
@@ -60,6 +64,7 @@ class Runtime:
         limit_compute_threads(self.compute_threads)
         sys.setswitchinterval(self.switch_interval)
         settle_heap()
+        self.projections = anyio.CapacityLimiter(self.projection_concurrency)
         self.search.start()
         self.score.start()
 

@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 from service.schemas import (
     MAX_ITEMS,
     NUMBER_ONLY,
+    Base64Vector,
     Matched,
     Strict,
     Token,
@@ -52,15 +53,16 @@ class ProjectionRequest(Strict):
 
 
 class ProjectRequest(Strict):
-    model_config = exactly_one_of("tokens", "vectors")
+    model_config = exactly_one_of("tokens", "vectors", "vectors_b64")
 
     tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     vectors: list[Vector] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    vectors_b64: list[Base64Vector] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     dims: Dims = 2
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
-        _exactly_one(self, ("tokens", "vectors"))
+        _exactly_one(self, ("tokens", "vectors", "vectors_b64"))
         return self
 
 

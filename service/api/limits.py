@@ -22,6 +22,8 @@ class Limits:
     max_exclude: int
     max_matrix_tokens: int
     max_results: int
+    max_projection_points: int
+    projection_sample_rows: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -34,6 +36,8 @@ class Limits:
             max_exclude=settings.max_exclude,
             max_matrix_tokens=settings.max_matrix_tokens,
             max_results=settings.max_results,
+            max_projection_points=settings.max_projection_points,
+            projection_sample_rows=settings.projection_sample_rows,
         )
 
     def checked_k(self, k: int | None) -> int:
@@ -55,6 +59,10 @@ class Limits:
     def check_results(self, count: int) -> None:
         """Results of one request: k summed over its queries (the answer's size)."""
         within("results (k summed over the queries)", count, self.max_results)
+
+    def check_projection_points(self, points: int) -> None:
+        """Points of one /projection request (the answer is ~75 bytes a point)."""
+        within("projection points", points, self.max_projection_points)
 
     def check_matrix(self, size: int) -> None:
         """Tokens of one similarity matrix (the answer is size x size)."""

@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from service import schemas
-from service.api import search, vectors
+from service.api import projection, search, vectors
 from service.api.context import Context
+from service.schemas_projection import ProjectionRequest, ProjectRequest
 
 
 def never(body: Any) -> bool:
@@ -41,7 +42,11 @@ ANALOGY = Operation("analogy", TypeAdapter(schemas.AnalogyBody), search.search, 
 LOOKUP = Operation("lookup", TypeAdapter(schemas.LookupRequest), vectors.lookup)
 SIMILARITY = Operation("similarity", TypeAdapter(schemas.SimilarityRequest), vectors.similarity)
 SCORE = Operation("score", TypeAdapter(schemas.ScoreRequest), vectors.score)
-OPERATIONS = {op.name: op for op in (NEIGHBORS, ANALOGY, LOOKUP, SIMILARITY, SCORE)}
+PROJECTION = Operation("projection", TypeAdapter(ProjectionRequest), projection.projection)
+PROJECT = Operation("project", TypeAdapter(ProjectRequest), projection.project)
+OPERATIONS = {
+    op.name: op for op in (NEIGHBORS, ANALOGY, LOOKUP, SIMILARITY, SCORE, PROJECTION, PROJECT)
+}
 
 
 async def respond(operation: Operation, body: Any, context: Context) -> bytes:

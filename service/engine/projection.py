@@ -18,12 +18,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Literal
 
 import numpy as np
 
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
+from service.engine.rows import RowStore
 from service.engine.table import EmbeddingTable
 
 # The fit's sample is drawn with this seed, so a table gives one picture per load.
@@ -117,21 +117,22 @@ class Projector:
     new projector, so a basis never outlives the rows it was fitted on.
     """
 
-    def __init__(self, table: EmbeddingTable) -> None:
+    def __init__(self, table: EmbeddingTable, store: RowStore | None = None) -> None:
         self.table = table
+        # The index's store when there is one: its norms and rows, not a second copy.
+        self.store = store or RowStore.of(table)
         self._lock = threading.Lock()
         self._bases: dict[int, Basis] = {}
 
-    @cached_property
+    @property
     def norms(self) -> np.ndarray:
         """float64 L2 norm of every row (0 for padding rows)."""
-        vectors = self.table.vectors
-        return np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
+        return self.store.norms64
 
-    @cached_property
+    @property
     def directional_rows(self) -> np.ndarray:
         """Rows with a direction (non-zero), in row order."""
-        return np.flatnonzero(self.norms > 0).astype(np.int64)
+        return self.store.indexed
 
     def basis(self, sample_limit: int = DEFAULT_SAMPLE_ROWS) -> Basis:
         """The PCA basis fitted on at most `sample_limit` rows; fitted on the first call only."""
@@ -166,7 +167,7 @@ class Projector:
         return np.concatenate(parts) if parts else np.empty((0, dims))
 
     def project_vectors(
-        self, basis: Basis, vectors: Sequence[Sequence[float]], dims: int
+        self, basis: Basis, vectors: Sequence[Sequence[float]] | Sequence[np.ndarray], dims: int
     ) -> np.ndarray:
         """Coordinates of raw vectors (each normalised first); DimensionMismatch, ZeroVector."""
         for vector in vectors:

@@ -28,7 +28,7 @@ class ServedTable:
     projector: Projector = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "projector", Projector(self.table))
+        object.__setattr__(self, "projector", Projector(self.table, self.index.store))
 
 
 class Registry:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.api import routes_projection
+from service.api import projection
 from tests.robustness.conftest import AppFactory
 
 
@@ -19,7 +19,7 @@ def test_projections_run_at_most_projection_concurrency_at_once(
     running = 0
     most = 0
     lock = threading.Lock()
-    real = routes_projection.projection_body
+    real = projection._projection
 
     def slow_projection(*args: Any) -> bytes:
         nonlocal running, most
@@ -31,7 +31,7 @@ def test_projections_run_at_most_projection_concurrency_at_once(
             running -= 1
         return real(*args)
 
-    monkeypatch.setattr(routes_projection, "projection_body", slow_projection)
+    monkeypatch.setattr(projection, "_projection", slow_projection)
     with make_client(projection_concurrency=2) as client, ThreadPoolExecutor(8) as pool:
         calls = [
             pool.submit(client.post, "/v1/tables/small/projection", json={"points": 5})
