@@ -9,7 +9,9 @@ admin key. Each attack (loadtests/attacks.py) runs for a bounded time against 12
 while a probe client opens a new connection every 50 ms for /healthz and a neighbours query.
 Per attack it prints: whether the server is alive afterwards, its peak resident memory during
 the attack (VmHWM, reset before each), the cgroup's peak when there is one (page cache
-included), the probe's p99 and its failures. Exit 1 if the server died or the probe failed.
+included), the probe's p99, its queries shed with 429 (the designed answer at the in-flight
+limit) and its failures (no answer, a 5xx, or /healthz not 200). Exit 1 if the server died,
+the probe failed or its p99 reached 1 s.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class Probe:
     port: int
     latencies: list[float] = field(default_factory=list)
     failures: int = 0
+    shed: int = 0  # queries answered 429 at the in-flight limit: an answer, not a failure
     running: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
@@ -60,11 +63,12 @@ class Probe:
             turn += 1
             try:
                 status = self._request(path, body if turn % 2 == 0 else None)
-                ok = status == 200
             except OSError:
-                ok = False
-            if ok:
+                status = 0
+            if status == 200:
                 self.latencies.append(time.perf_counter() - started)
+            elif status == 429 and path != "/healthz":
+                self.shed += 1
             else:
                 self.failures += 1
             time.sleep(max(0.0, PROBE_INTERVAL - (time.perf_counter() - started)))
@@ -242,7 +246,7 @@ def run_attack(
         memory_text += f" (cgroup {cgroup / 2**20:5.0f} MiB)"
     line = (
         f"{'PASS' if passed else 'FAIL'}  {attack.name:<28} alive={'yes' if up else 'NO '}  "
-        f"{memory_text}  probe p99 {p99:6.0f} ms, {len(probe.latencies)} ok, "
+        f"{memory_text}  probe p99 {p99:6.0f} ms, {len(probe.latencies)} ok, {probe.shed} shed, "
         f"{probe.failures} failed  [{time.monotonic() - started:4.1f} s] {detail}"
     )
     return passed, line

@@ -189,11 +189,15 @@ def main() -> int:
     parser.add_argument(
         "--open-files", type=int, help="the server's descriptor limit (a container's ulimit)"
     )
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="VAR=VALUE", help="server settings"
+    )
     args = parser.parse_args()
     print(f"command: python -m loadtests.overload {' '.join(sys.argv[1:])}")
     print(f"machine: {os.cpu_count()} cores; neighbours of distinct random vectors (no cache)")
     bodies = vector_bodies(random_vectors(384, 4000, seed=21).round(5), k=10)
-    with running_server(open_files=args.open_files) as base:
+    env = dict(item.split("=", 1) for item in args.env)
+    with running_server(env, open_files=args.open_files) as base:
         run_wrk(base + PATH, 8, 3, bodies)  # warm-up
         # Batches fill better with more concurrency: 64 connections answer the most without
         # anything shed, so that is the capacity.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -94,12 +95,14 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.connections import ConnectionGuard, protocol_for
+    from service.event_loop import FACTORY
     from service.main import create_app, load_registry
     from service.server import GracefulServer
 
     settings = load_settings(
         args.config, host=args.host, port=args.port, log_level=args.log_level, tables=args.table
     )
+    configure_logging(settings.log_level)
     registry = load_registry(settings)
     app = create_app(settings, registry)
     guard = ConnectionGuard.from_settings(settings, app.state)
@@ -111,10 +114,21 @@ def serve(args: argparse.Namespace) -> int:
         log_level=settings.log_level,
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+        loop=FACTORY if settings.event_loop == "asyncio" else settings.event_loop,
     )
     state = app.state
     GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds).run()
     return 0
+
+
+def configure_logging(level: str) -> None:
+    """The service's own log lines (loading, access, guards) on stderr, like uvicorn's."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+    logger = logging.getLogger("service")
+    logger.handlers = [handler]
+    logger.setLevel(level.upper())
+    logger.propagate = False
 
 
 def _file_spec(args: argparse.Namespace) -> TableSpec:

@@ -86,6 +86,13 @@ class Settings(BaseSettings):
     )
     host: str = Field("127.0.0.1", description="Interface to bind; 0.0.0.0 in containers.")
     port: int = Field(8000, ge=1, le=65535, description="TCP port to listen on.")
+    event_loop: Literal["asyncio", "uvloop"] = Field(
+        "asyncio",
+        description="The event loop. asyncio: the standard selector loop, accepting at most 16 "
+        "connections a turn (service/event_loop.py). uvloop accepts one connection per poll "
+        "event, so under a flood a client opening a new connection (a health probe) waited "
+        "seconds to be accepted (BENCHMARKS.md). Throughput measured the same within noise.",
+    )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
         "info", description="Server log level."
     )

@@ -19,7 +19,10 @@ loop's time. GuardedProtocol adds, per connection:
   mark) is cut off after `send_timeout`, and past `max_stalled` such connections the one
   stalled longest is cut off at once: answers buffered for clients that never read stay bounded;
 - a table request that arrives while the in-flight count is at its limit is answered 429 at
-  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics.
+  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics; its
+  connection is then not read for the Retry-After it was given. A client that honours
+  Retry-After loses nothing; one that resends at once (wrk does) no longer makes the server
+  spend its CPU refusing thousands of requests a second instead of answering the admitted ones.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class GuardedProtocol(HttpToolsProtocol):
     head_bytes = 0
     send_timer: asyncio.TimerHandle | None = None
     running: Any = None  # the request cycle being answered
+    shed = False  # the request being answered was refused at the in-flight limit
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start waiting for the first head; make room when at the connection bound."""
@@ -96,10 +100,20 @@ class GuardedProtocol(HttpToolsProtocol):
         self.body_since = None
 
     def on_response_complete(self) -> None:
-        """Answered: wait for the next head (unless a pipelined request is next)."""
+        """Answered: wait for the next head (unless a pipelined request is next); after a
+        refusal at the in-flight limit, not before its Retry-After has passed."""
         if not self.pipeline:
             self.waiting_since = time.monotonic()
         super().on_response_complete()
+        if self.shed and not self.transport.is_closing():
+            self.shed = False
+            self.flow.pause_reading()
+            self.loop.call_later(self.guard.in_flight.retry_after, self._read_again)
+
+    def _read_again(self) -> None:
+        if not self.transport.is_closing():
+            self.waiting_since = time.monotonic()  # the head deadline starts over
+            self.flow.resume_reading()
 
     def pause_writing(self) -> None:
         """The client stopped reading: give it `send_timeout`, within `max_stalled` of them."""
@@ -122,6 +136,7 @@ class GuardedProtocol(HttpToolsProtocol):
         path: str = cycle.scope.get("path", "")
         if path.startswith(BOUNDED_PREFIX) and self.guard.in_flight.full():
             app = self._shed
+            self.shed = True
         self.running = cycle
         super()._start_asgi_task(cycle, app)
 
@@ -189,9 +204,11 @@ class GuardedProtocol(HttpToolsProtocol):
             if isinstance(connection, GuardedProtocol)
             and connection is not self
             and connection.waiting_since is not None
+            and not connection.transport.is_closing()  # stays in the set until it is gone
         ]
         victim = min(waiting, key=lambda c: c.waiting_since or 0.0) if waiting else self
         metrics.CONNECTIONS_CLOSED.labels("connection_limit").inc()
+        victim.waiting_since = None
         victim.transport.close()
 
     def _cut_off(self) -> None:

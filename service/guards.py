@@ -4,6 +4,8 @@ connections to their head and body deadlines."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import resource
 import time
 from dataclasses import dataclass, field
@@ -17,7 +19,9 @@ from service.api.http_metrics import compiled_templates
 from service.config import Settings
 from service.engine.errors import EngineError
 
-# Descriptors kept free for everything else the process opens (tables, logs, epoll, pipes).
+LOGGER = logging.getLogger("service.guards")
+# Descriptors kept free beyond those open at start: room for connections being accepted and
+# closed (event_loop.ACCEPT_BURST a turn, a few turns in flight) and files a reload opens.
 RESERVED_DESCRIPTORS = 128
 # How often deadlines are checked: a deadline may be overrun by up to this much.
 SWEEP_SECONDS = 0.5
@@ -41,7 +45,7 @@ class ConnectionGuard:
     @classmethod
     def from_settings(cls, settings: Settings, state: Any) -> ConnectionGuard:
         """The guard of an app created by service.main.create_app."""
-        return cls(
+        guard = cls(
             max_header_bytes=settings.max_header_bytes,
             header_timeout=settings.header_timeout_seconds,
             body_timeout=settings.body_timeout_seconds,
@@ -51,6 +55,8 @@ class ConnectionGuard:
             in_flight=state.in_flight,
             templates=compiled_templates(state.route_templates),
         )
+        LOGGER.info("connections: at most %d open at once", guard.max_connections)
+        return guard
 
     def watch(self, connections: set[Any], loop: asyncio.AbstractEventLoop) -> None:
         """Start the deadline sweep over `connections` (once; later calls do nothing)."""
@@ -68,11 +74,19 @@ class ConnectionGuard:
 
 
 def default_max_connections() -> int:
-    """The open-file limit less what the process needs for itself (at least 16)."""
+    """The open-file limit less the descriptors open now and a reserve (at least 16)."""
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return 65_536
-    return max(16, soft - RESERVED_DESCRIPTORS)
+    return max(16, soft - open_descriptors() - RESERVED_DESCRIPTORS)
+
+
+def open_descriptors() -> int:
+    """Descriptors this process has open (thread pools, pipes, logs, the listening socket)."""
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 64
 
 
 def encoded(error: EngineError) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
