@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from service.engine.diagnostics import TableDiagnostics
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
 from service.engine.projection import Projector
@@ -26,9 +27,12 @@ class ServedTable:
     load_seconds: float
     # Fits its PCA basis on first use; a reload makes a new ServedTable, so the basis goes too.
     projector: Projector = field(init=False, repr=False, compare=False)
+    # Likewise the diagnostics: computed once per load, dropped with it.
+    diagnostics: TableDiagnostics = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
+        object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.index.store))
 
 
 class Registry:
