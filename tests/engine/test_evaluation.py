@@ -8,7 +8,7 @@ import pytest
 from gensim.models import KeyedVectors
 from gensim.test.utils import datapath
 
-from service.engine.evaluation import evaluate_analogies
+from service.engine.evaluation import evaluate_analogies, read_questions
 from service.engine.index import SimilarityIndex
 from service.engine.table import EmbeddingTable
 
@@ -38,8 +38,9 @@ def test_same_answers_as_gensim(minilm: EmbeddingTable, questions: Path, restric
     vectors.add_vectors(list(minilm.tokens), minilm.vectors.copy())
     score, theirs = vectors.evaluate_word_analogies(str(questions), restrict_vocab=restrict_vocab)
     # Batches smaller than a section, so questions of different sections share batches.
+    parsed = read_questions(questions.read_text(encoding="utf-8"))
     ours = evaluate_analogies(
-        SimilarityIndex(minilm), questions, restrict_vocab=restrict_vocab, batch_size=100
+        SimilarityIndex(minilm), parsed, restrict_vocab=restrict_vocab, batch_size=100
     )
 
     assert [s.name for s in ours.sections] == [s["section"] for s in theirs[:-1]]
