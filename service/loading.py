@@ -9,9 +9,11 @@ from pathlib import Path
 
 from service import metrics
 from service.config import Settings, TableSpec
+from service.engine.diagnostics import DEFAULT_FRACTION
 from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.index import SearchKernel
 from service.engine.loaders import confined, load_table
+from service.engine.loaders.counts import with_counts
 from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
 from service.errors import TableExists
@@ -21,7 +23,7 @@ LOGGER = logging.getLogger("service.loading")
 
 def read_spec(spec: TableSpec) -> EmbeddingTable:
     """The table a spec describes, read from its file(s); TableLoadError if they are bad."""
-    return load_table(
+    table = load_table(
         spec.path,
         spec.format,
         vocab=spec.vocab,
@@ -31,13 +33,32 @@ def read_spec(spec: TableSpec) -> EmbeddingTable:
         limit=spec.limit,
         unicode_errors=spec.unicode_errors,
     )
+    return with_counts(table, spec.counts) if spec.counts is not None else table
 
 
-def load_spec(registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas") -> ServedTable:
-    """Load, index and register one configured table; TableLoadError if its file is bad."""
+def load_spec(
+    registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas", diagnose: bool = False
+) -> ServedTable:
+    """Load, index and register one configured table; TableLoadError if its file is bad.
+
+    With `diagnose`, the table's default diagnostics are computed on a background thread.
+    """
     served = registry.load(spec.name, partial(read_spec, spec), spec.case_insensitive, kernel)
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
+    if diagnose:
+        name = f"diagnostics-{spec.name}"
+        threading.Thread(target=diagnose_table, args=(served,), name=name, daemon=True).start()
     return served
+
+
+def diagnose_table(served: ServedTable) -> None:
+    """Compute a table's default diagnostics and publish its suspect rows; log a failure."""
+    try:
+        analysis = served.diagnostics.warm()
+    except EngineError as error:
+        LOGGER.warning("diagnostics of table %r failed: %s", served.name, error)
+        return
+    metrics.record_suspects(served.name, analysis.ranking.suspect_count(DEFAULT_FRACTION))
 
 
 def load_registry(settings: Settings) -> Registry:
@@ -45,7 +66,7 @@ def load_registry(settings: Settings) -> Registry:
     specs = settings.served_tables()
     registry = Registry(expected=[spec.name for spec in specs])
     for spec in specs:
-        load_spec(registry, spec, settings.search_kernel)
+        load_spec(registry, spec, settings.search_kernel, settings.diagnostics_at_load)
     return registry
 
 
@@ -99,7 +120,12 @@ class TableLoader:
         root = self.settings.admin_tables_dir if confine else None
         try:
             with confined(root):
-                served = load_spec(self.registry, spec, self.settings.search_kernel)
+                served = load_spec(
+                    self.registry,
+                    spec,
+                    self.settings.search_kernel,
+                    self.settings.diagnostics_at_load,
+                )
         except EngineError as error:
             LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)
             raise
@@ -108,7 +134,7 @@ class TableLoader:
 
     def _check_allowed(self, spec: TableSpec) -> None:
         """Every file under admin_tables_dir (when set), and no device, pipe or socket."""
-        for path in (spec.path, spec.vocab, spec.labels):
+        for path in (spec.path, spec.vocab, spec.labels, spec.counts):
             if path is not None:
                 self._check_path(path)
 

@@ -13,6 +13,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from service.api import (
     routes_admin,
+    routes_diagnostics,
     routes_explorer,
     routes_ops,
     routes_projection,
@@ -53,7 +54,13 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if not preloaded:
             for spec in settings.served_tables():
-                await run_in_threadpool(load_spec, app.state.registry, spec, settings.search_kernel)
+                await run_in_threadpool(
+                    load_spec,
+                    app.state.registry,
+                    spec,
+                    settings.search_kernel,
+                    settings.diagnostics_at_load,
+                )
         app.state.runtime.start()
         try:
             yield
@@ -91,7 +98,7 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     json_only: Any = [Depends(require_json)]
-    for module in (routes_search, routes_vectors, routes_projection):
+    for module in (routes_search, routes_vectors, routes_projection, routes_diagnostics):
         app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
     if keys.admin:
         app.include_router(routes_admin.router)
@@ -111,6 +118,7 @@ def route_templates(app: FastAPI) -> list[str]:
         routes_search,
         routes_vectors,
         routes_projection,
+        routes_diagnostics,
         routes_admin,
     )
     for module in modules:

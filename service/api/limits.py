@@ -24,6 +24,8 @@ class Limits:
     max_results: int
     max_projection_points: int
     projection_sample_rows: int
+    max_diagnostics_limit: int
+    max_evaluation_questions: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -38,6 +40,8 @@ class Limits:
             max_results=settings.max_results,
             max_projection_points=settings.max_projection_points,
             projection_sample_rows=settings.projection_sample_rows,
+            max_diagnostics_limit=settings.max_diagnostics_limit,
+            max_evaluation_questions=settings.max_evaluation_questions,
         )
 
     def checked_k(self, k: int | None) -> int:
@@ -63,6 +67,14 @@ class Limits:
     def check_projection_points(self, points: int) -> None:
         """Points of one /projection request (the answer is ~75 bytes a point)."""
         within("projection points", points, self.max_projection_points)
+
+    def check_suspects_page(self, limit: int) -> None:
+        """Suspects listed in one /diagnostics answer."""
+        within("diagnostics limit", limit, self.max_diagnostics_limit)
+
+    def check_questions(self, count: int) -> None:
+        """Analogy questions or word pairs of one /evaluate request."""
+        within("evaluation questions", count, self.max_evaluation_questions)
 
     def check_matrix(self, size: int) -> None:
         """Tokens of one similarity matrix (the answer is size x size)."""

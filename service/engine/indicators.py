@@ -122,8 +122,8 @@ class Ranking:
         return sort_keys(self.indicator, self.values[rows])
 
     def suspect_count(self, fraction: float) -> int:
-        """How many candidates are suspects at `fraction` (at least one)."""
-        return max(1, min(self.candidates, math.floor(fraction * self.candidates + 1e-9)))
+        """How many candidates are suspects at `fraction` (at least one, if any is ranked)."""
+        return min(self.candidates, max(1, math.floor(fraction * self.candidates + 1e-9)))
 
     def suspects(self, fraction: float) -> np.ndarray:
         """The `fraction` most suspect candidates, most suspect first."""
