@@ -74,9 +74,7 @@ def _add_diagnose_parser(commands: Any) -> None:
     )
     diagnose.add_argument("--fraction", type=float, default=0.02, help="suspect share (0.02)")
     diagnose.add_argument("--token", action="append", default=[], help="a row to report on")
-    diagnose.add_argument(
-        "--suspects", type=int, default=100, help="suspects to print, the request's limit (100)"
-    )
+    diagnose.add_argument("--suspects", type=int, help="suspects to print: limit (100)")
     diagnose.add_argument("--offset", type=int, default=0, help="suspects to skip (0)")
 
 

@@ -70,8 +70,10 @@ class DiagnosticsRequest(Strict):
         max_length=MAX_ITEMS,
         description="Rows to report on whatever their rank (at most max_batch).",
     )
-    limit: Annotated[int, Field(ge=0, le=MAX_LIMIT), NUMBER_ONLY] = Field(
-        100, description="Suspects in this page (at most max_diagnostics_limit)."
+    limit: Annotated[int, Field(ge=0, le=MAX_LIMIT), NUMBER_ONLY] | None = Field(
+        None,
+        description="Suspects in this page (at most max_diagnostics_limit); default 100, or "
+        "max_diagnostics_limit when that is lower.",
     )
     offset: Annotated[int, Field(ge=0, le=2**53), NUMBER_ONLY] = Field(
         0, description="Suspects skipped before this page."
@@ -91,7 +93,7 @@ class RowReport(Strict):
     indicator: float = Field(description="Cosine with the reference mean, or the row's norm.")
     norm: float
     percentile: float = Field(description="Share (%) of ranked rows at least as suspect.")
-    count: int | float | None = Field(description="The row's count when the table has counts.")
+    count: int | float | None = Field(None, description="The row's count, if the table has counts.")
     metadata: dict[str, int | float | str | None] = Field(default_factory=dict)
 
 
@@ -122,8 +124,12 @@ class CountBin(Strict):
 class CountFigures(Strict):
     column: str
     rows: int = Field(description="Rows with a positive count: the rows correlated.")
-    spearman_norm: SpearmanFigure | None = Field(description="log count vs norm; null if undefined")
-    spearman_indicator: SpearmanFigure | None = Field(description="log count vs the indicator.")
+    spearman_norm: SpearmanFigure | None = Field(
+        None, description="log count vs norm; absent when undefined (under 3 rows, constant)."
+    )
+    spearman_indicator: SpearmanFigure | None = Field(
+        None, description="log count vs the indicator; absent when undefined."
+    )
     bins: list[CountBin] = Field(description="Norm quartiles by count decile (rare first).")
 
 
@@ -138,7 +144,7 @@ class DiagnosticsResponse(Matched):
     suspects: list[RowReport]
     tokens: list[TokenReport]
     norms: NormSummary
-    counts: CountFigures | None
+    counts: CountFigures | None = Field(None, description="Present when the table has counts.")
 
 
 class EvaluateRequest(Strict):

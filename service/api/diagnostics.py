@@ -61,7 +61,7 @@ def diagnostics_answer(
 ) -> dict[str, Any]:
     """Resolve the request's tokens, rank (or take the cached ranking), and report."""
     limits.check_batch(len(body.tokens))
-    limits.check_suspects_page(body.limit)
+    limit = limits.suspects_page(body.limit)
     resolver = Resolver(served, limits)
     reference_tokens = body.reference.tokens if isinstance(body.reference, TokensReference) else []
     resolver.resolve([*body.tokens, *reference_tokens])
@@ -70,7 +70,7 @@ def diagnostics_answer(
         analysis = _analysis(served, diagnostics, resolver, body.reference)
         norms = diagnostics.norm_summary()
         named = np.fromiter(dict.fromkeys(resolver.rows[t] for t in body.tokens), dtype=np.int64)
-        page = (body.offset, body.limit)
+        page = (body.offset, limit)
         report = diagnostics_report(served.table, analysis, norms, body.fraction, named, page)
     return {"matched": resolver.matched, **report}
 

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from service.config import Settings
 from service.engine.errors import LimitExceeded
 
+# Suspects in a /diagnostics answer that gives no limit (lowered to max_diagnostics_limit).
+DEFAULT_SUSPECTS = 100
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -68,9 +71,11 @@ class Limits:
         """Points of one /projection request (the answer is ~75 bytes a point)."""
         within("projection points", points, self.max_projection_points)
 
-    def check_suspects_page(self, limit: int) -> None:
-        """Suspects listed in one /diagnostics answer."""
-        within("diagnostics limit", limit, self.max_diagnostics_limit)
+    def suspects_page(self, limit: int | None) -> int:
+        """Suspects listed in one /diagnostics answer: the request's, or the default."""
+        if limit is None:
+            return min(DEFAULT_SUSPECTS, self.max_diagnostics_limit)
+        return within("diagnostics limit", limit, self.max_diagnostics_limit)
 
     def check_questions(self, count: int) -> None:
         """Analogy questions or word pairs of one /evaluate request."""

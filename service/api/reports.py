@@ -12,7 +12,6 @@ import numpy as np
 
 from service.engine.diagnostics import Analysis, CountReport, NormSummary
 from service.engine.evaluation import AnalogyEvaluation, Section
-from service.engine.statistics import Correlation
 from service.engine.table import EmbeddingTable
 from service.engine.word_pairs import PairsEvaluation
 
@@ -32,7 +31,7 @@ def diagnostics_report(
     ranking = analysis.ranking
     offset, limit = page
     suspects = ranking.suspects(fraction)
-    return {
+    report: dict[str, Any] = {
         "indicator": {
             "name": ranking.indicator,
             "why": ranking.why,
@@ -48,8 +47,10 @@ def diagnostics_report(
         "suspects": row_reports(table, analysis, suspects[offset : offset + limit]),
         "tokens": token_reports(table, analysis, named, suspects),
         "norms": norm_report(table, norms, limit),
-        "counts": count_figures(analysis.counts),
     }
+    if analysis.counts is not None:
+        report["counts"] = count_figures(analysis.counts)
+    return report
 
 
 def row_reports(
@@ -61,14 +62,13 @@ def row_reports(
     columns = list(table.metadata.items())
     count_of = table.metadata[analysis.counts.column] if analysis.counts else None
     ids = rows.tolist()
-    return [
+    reports = [
         {
             "token": table.tokens[row],
             "id": row,
             "indicator": indicator,
             "norm": norm,
             "percentile": percentile,
-            "count": None if count_of is None else count_of[row],
             "metadata": {name: column[row] for name, column in columns},
         }
         for row, indicator, norm, percentile in zip(
@@ -79,6 +79,10 @@ def row_reports(
             strict=True,
         )
     ]
+    if count_of is not None:
+        for report, row in zip(reports, ids, strict=True):
+            report["count"] = count_of[row]
+    return reports
 
 
 def token_reports(
@@ -105,26 +109,27 @@ def norm_report(table: EmbeddingTable, norms: NormSummary, limit: int) -> dict[s
     }
 
 
-def count_figures(report: CountReport | None) -> dict[str, Any] | None:
-    """The count correlations and bins, or None when the table has no counts."""
-    if report is None:
-        return None
-    return {
+def count_figures(report: CountReport) -> dict[str, Any]:
+    """The count correlations (each left out when undefined) and the norms by count bin."""
+    figures: dict[str, Any] = {
         "column": report.column,
         "rows": report.rows,
-        "spearman_norm": _spearman(report.norm),
-        "spearman_indicator": _spearman(report.indicator),
         "bins": [
             {"low": b.low, "high": b.high, "rows": b.rows, "norm_quartiles": list(b.norm_quartiles)}
             for b in report.bins
         ],
     }
-
-
-def _spearman(correlation: Correlation | None) -> dict[str, Any] | None:
-    if correlation is None:
-        return None
-    return {"rho": correlation.r, "p_value": correlation.p_value, "n": correlation.n}
+    for name, correlation in (
+        ("spearman_norm", report.norm),
+        ("spearman_indicator", report.indicator),
+    ):
+        if correlation is not None:
+            figures[name] = {
+                "rho": correlation.r,
+                "p_value": correlation.p_value,
+                "n": correlation.n,
+            }
+    return figures
 
 
 def analogy_report(evaluation: AnalogyEvaluation, source: str) -> dict[str, Any]:
