@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from service.engine.indicators import Component, Ranking, first_component, rank, reference_cosines
-from service.engine.references import DEFAULT_DESCRIPTION, DEFAULT_PATTERN, matching_rows
+from service.engine.references import DEFAULT_DESCRIPTION, default_rows
 from service.engine.rows import RowStore
 from service.engine.statistics import Correlation, spearman
 from service.engine.table import EmbeddingTable
@@ -155,7 +155,7 @@ class TableDiagnostics:
             return analysis
 
     def _default(self) -> Analysis:
-        rows = matching_rows(self.table.tokens, DEFAULT_PATTERN)
+        rows = default_rows(self.table.tokens)
         if rows.size == 0 or rows.size > self.table.rows // 2:
             matched = "no row" if rows.size == 0 else f"{rows.size} rows, over half the table"
             return self._norm_analysis(f"{DEFAULT_DESCRIPTION} matches {matched}: {NORM_WHY}")

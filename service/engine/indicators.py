@@ -87,7 +87,7 @@ def reference_cosines(
     orthogonal to p, x'.m' = x.m' and |x'|^2 = |x|^2 - (x.p)^2, so no row is ever rewritten.
     """
     direction = component.direction
-    mean = vectors[reference].astype(np.float64).mean(axis=0)
+    mean = reference_mean(vectors, reference)
     mean -= (mean @ direction) * direction
     mean_norm = float(np.sqrt(mean @ mean))
     if not mean_norm > 0:
@@ -95,6 +95,14 @@ def reference_cosines(
     dots = products(vectors, mean[:, None])[:, 0]
     remaining = np.sqrt(np.maximum(norms * norms - component.along**2, 0.0))
     return dots / np.maximum(remaining * mean_norm, CLIP)
+
+
+def reference_mean(vectors: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """The float64 mean of the reference rows, gathered CHUNK_ROWS at a time."""
+    total = np.zeros(vectors.shape[1])
+    for start in range(0, reference.size, CHUNK_ROWS):
+        total += vectors[reference[start : start + CHUNK_ROWS]].sum(axis=0, dtype=np.float64)
+    return total / reference.size
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,7 +13,12 @@ from scipy import stats
 from service.engine.diagnostics import Reference, TableDiagnostics, count_report
 from service.engine.errors import InvalidQuery
 from service.engine.indicators import first_component, reference_cosines
-from service.engine.references import DEFAULT_PATTERN, check_reference, matching_rows
+from service.engine.references import (
+    DEFAULT_PATTERN,
+    check_reference,
+    default_rows,
+    matching_rows,
+)
 from service.engine.rows import RowStore
 from service.engine.statistics import average_ranks, pearson, spearman
 from service.engine.table import EmbeddingTable
@@ -83,6 +88,8 @@ def test_default_pattern_finds_reference_rows_else_ranks_by_norm() -> None:
     default = diagnostics.default().ranking
     assert default.indicator == "reference_cosine"
     assert default.reference.tolist() == [0, 1, 2, 3, 4, 5]
+    llama = ["<|reserved_special_token_3|>", "<unused12>", "[unused]", "x[unused1]"]
+    assert default_rows(llama).tolist() == [0, 1]
     plain = EmbeddingTable([f"w{i}" for i in range(table.rows)], table.vectors)
     fallback = TableDiagnostics(plain, RowStore.of(plain)).default().ranking
     assert fallback.indicator == "norm" and "matches no row" in fallback.why
@@ -178,7 +185,8 @@ def test_statistics_equal_scipys(values: list[int], seed: int) -> None:
 
 
 def test_minilm_reference_rows_are_berts_unused_tokens(minilm: EmbeddingTable) -> None:
-    rows = matching_rows(minilm.tokens, DEFAULT_PATTERN)
+    rows = default_rows(minilm.tokens)
+    assert np.array_equal(rows, matching_rows(minilm.tokens, DEFAULT_PATTERN))  # re == RE2
     assert rows.size == 994
     assert {minilm.tokens[r] for r in rows} == {f"[unused{i}]" for i in range(994)}
 
