@@ -252,13 +252,20 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def _served(args: argparse.Namespace) -> tuple[Any, Any]:
-    """The table file loaded as the server would serve it, and the configured limits."""
+    """The table file loaded as the server would serve it, and the configured limits.
+
+    BLAS gets the server's thread count too: the first component's float32 sums depend on how
+    BLAS splits them, and the report should be the server's to the last digit.
+    """
     from service.api.limits import Limits
     from service.engine.registry import Registry
+    from service.runtime import limit_compute_threads
 
+    settings = load_settings()
+    limit_compute_threads(settings.compute_threads)
     spec = _file_spec(args)
     served = Registry().load(spec.name, lambda: read_spec(spec), spec.case_insensitive)
-    return served, Limits.from_settings(load_settings())
+    return served, Limits.from_settings(settings)
 
 
 def _request(model: Any, **values: Any) -> Any:

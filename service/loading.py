@@ -41,14 +41,24 @@ def load_spec(
 ) -> ServedTable:
     """Load, index and register one configured table; TableLoadError if its file is bad.
 
-    With `diagnose`, the table's default diagnostics are computed on a background thread.
+    With `diagnose` (reloads and added tables), its default diagnostics are computed on a
+    background thread; tables loaded at start-up are diagnosed once the runtime has started.
     """
     served = registry.load(spec.name, partial(read_spec, spec), spec.case_insensitive, kernel)
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
     if diagnose:
-        name = f"diagnostics-{spec.name}"
-        threading.Thread(target=diagnose_table, args=(served,), name=name, daemon=True).start()
+        start_diagnosis(served)
     return served
+
+
+def start_diagnosis(served: ServedTable) -> None:
+    """Compute a table's default diagnostics on a background thread.
+
+    Started once BLAS is held to compute_threads (Runtime.start): the first component's float32
+    sums depend on how BLAS splits them, so a report is the same on every start.
+    """
+    name = f"diagnostics-{served.name}"
+    threading.Thread(target=diagnose_table, args=(served,), name=name, daemon=True).start()
 
 
 def diagnose_table(served: ServedTable) -> None:
@@ -66,7 +76,7 @@ def load_registry(settings: Settings) -> Registry:
     specs = settings.served_tables()
     registry = Registry(expected=[spec.name for spec in specs])
     for spec in specs:
-        load_spec(registry, spec, settings.search_kernel, settings.diagnostics_at_load)
+        load_spec(registry, spec, settings.search_kernel)
     return registry
 
 
