@@ -50,12 +50,20 @@ def pearson(x: np.ndarray, y: np.ndarray) -> Correlation | None:
     y = np.asarray(y, dtype=np.float64)
     if x.size < 3:
         return None
-    dx, dy = x - x.mean(), y - y.mean()
-    scale = math.sqrt(float(dx @ dx) * float(dy @ dy))
+    dx, dy = _centred(x), _centred(y)
+    scale = math.sqrt(float(dx @ dx)) * math.sqrt(float(dy @ dy))
     if not scale > 0:
         return None
     r = max(-1.0, min(1.0, float(dx @ dy) / scale))
     return Correlation(r, two_sided_p(r, x.size), int(x.size))
+
+
+def _centred(values: np.ndarray) -> np.ndarray:
+    """`values` less their mean, scaled by their largest magnitude first: scores near 1e308
+    would overflow the mean and the sums of squares (r does not depend on the scale)."""
+    largest = float(np.max(np.abs(values)))
+    scaled = values / largest if largest > 0 else values
+    return scaled - scaled.mean()
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> Correlation | None:
