@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 
 from service.engine.diagnostics import TableDiagnostics
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
@@ -33,6 +34,11 @@ class ServedTable:
     def __post_init__(self) -> None:
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
         object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.index.store))
+
+    @cached_property
+    def cache_prefix(self) -> bytes:
+        """What keys this load's cached answers apart from any other table's or load's."""
+        return f"{self.name}\0{self.loaded_at.isoformat()}\0".encode()
 
 
 class Registry:
