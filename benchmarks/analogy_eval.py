@@ -20,7 +20,7 @@ from gensim.test.utils import datapath
 
 from benchmarks.engine_throughput import blas_description
 from service.config import default_table
-from service.engine.evaluation import evaluate_analogies
+from service.engine.evaluation import evaluate_analogies, read_questions
 from service.engine.index import SimilarityIndex
 from service.engine.loaders import load_huggingface
 
@@ -42,7 +42,7 @@ def main() -> int:
     for attempt in range(1, REPEATS + 1):
         # Alternating pairs: both sides see the same state of a shared, noisy machine.
         started = time.perf_counter()
-        ours = evaluate_analogies(index, path)
+        ours = evaluate_analogies(index, read_questions(path.read_text(encoding="utf-8")))
         our_seconds = time.perf_counter() - started
         started = time.perf_counter()
         gensim_score, gensim_sections = vectors.evaluate_word_analogies(str(path))

@@ -3,7 +3,8 @@
     .venv/bin/python -m benchmarks.explorer_screenshots [--out docs]
 
 Writes explorer-minilm.png (the default table, `king` chosen) and explorer-lee.png (the Lee
-projector table of benchmarks/explorer_tables.py, whose labels come from its count column).
+projector table of benchmarks/explorer_tables.py, whose labels come from its count column, with
+the norm-by-count chart of /diagnostics). Suspect rows are amber in both.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main() -> None:
                 page.goto(f"{base}/explorer{query}")
                 page.wait_for_selector("#plot[data-plotted]")
                 page.wait_for_selector("#neighbours li")
+                page.wait_for_selector("#plot[data-suspects]")
                 page.wait_for_timeout(300)  # the frame after the last mark
                 page.screenshot(path=str(out / name))
                 print(f"wrote {out / name}")

@@ -149,6 +149,37 @@ def neighbour_batches(seconds: float) -> Callable[[Target], str]:
     return run
 
 
+def unrelated_evaluations(seconds: float) -> Callable[[Target], str]:
+    """/evaluate with max_evaluation_questions (20,000) analogies of unrelated words: the most
+    expensive evaluation the limits allow (about 18 s each on the shared 2-core machine)."""
+
+    def run(target: Target) -> str:
+        def body(i: int) -> bytes:
+            lines = [
+                " ".join(WORDS[(i * 7919 + q * 4 + j * 1543) % len(WORDS)] for j in range(4))
+                for q in range(20_000)
+            ]
+            return json.dumps({"analogies": ": unrelated\n" + "\n".join(lines)}).encode()
+
+        return summary(repeat(target, seconds, 3, body, "/v1/tables/minilm/evaluate"))
+
+    return run
+
+
+def new_reference_patterns(seconds: float) -> Callable[[Target], str]:
+    """/diagnostics with a new pattern each time (never cached), catastrophic for a
+    backtracking engine, at the largest page."""
+
+    def run(target: Target) -> str:
+        def body(i: int) -> bytes:
+            pattern = f"^(##|[a-z]+)+{chr(97 + i % 26)}$"
+            return json.dumps({"reference": {"pattern": pattern}, "limit": 1000}).encode()
+
+        return summary(repeat(target, seconds, 4, body, "/v1/tables/minilm/diagnostics"))
+
+    return run
+
+
 # --- 2: the cache --------------------------------------------------------------------------
 
 
@@ -360,6 +391,8 @@ def catalogue(seconds: float) -> list[Attack]:
         Attack("3cosmul-16-term-batches", analogy_batches("mul", seconds)),
         Attack("3cosadd-256-query-batches", analogy_batches("add", seconds)),
         Attack("largest-answers", neighbour_batches(seconds)),
+        Attack("evaluations-20000-unrelated", unrelated_evaluations(seconds)),
+        Attack("diagnostics-new-patterns", new_reference_patterns(seconds)),
         Attack("padded-cache-keys", padded_queries(seconds)),
         Attack("json-float-bodies", float_bodies(seconds)),
         Attack("slow-bodies-x400", held_connections(400, slow_body, seconds)),

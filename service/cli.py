@@ -16,6 +16,7 @@ from service.config import TableSpec, default_table, load_settings
 from service.engine.errors import EngineError
 from service.engine.loaders import FORMATS, UnicodeErrors
 from service.loading import read_spec
+from service.schemas_diagnostics import BUILTIN_SETS
 
 PROGRAM = "embedding-service"
 
@@ -54,7 +55,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     query.add_argument("-k", type=int, default=10, help="results to print (default 10)")
     _add_file_options(query, required=False)
+    _add_diagnose_parser(commands)
+    _add_evaluate_parser(commands)
     return parser
+
+
+def _add_diagnose_parser(commands: Any) -> None:
+    diagnose = commands.add_parser(
+        "diagnose", help="print a table file's diagnostics (suspect rows), as /diagnostics does"
+    )
+    _add_file_options(diagnose, required=False)
+    reference = diagnose.add_mutually_exclusive_group()
+    reference.add_argument("--reference-pattern", help="reference rows: tokens this RE2 matches")
+    reference.add_argument(
+        "--reference-token", action="append", help="a reference token (repeatable)"
+    )
+    reference.add_argument(
+        "--no-reference", action="store_true", help="rank by norm (reference: null)"
+    )
+    diagnose.add_argument("--fraction", type=float, default=0.02, help="suspect share (0.02)")
+    diagnose.add_argument("--token", action="append", default=[], help="a row to report on")
+    diagnose.add_argument("--suspects", type=int, help="suspects to print: limit (100)")
+    diagnose.add_argument("--offset", type=int, default=0, help="suspects to skip (0)")
+
+
+def _add_evaluate_parser(commands: Any) -> None:
+    evaluate = commands.add_parser(
+        "evaluate", help="gensim's analogy or word-pair figures for a table file, as /evaluate"
+    )
+    _add_file_options(evaluate, required=False)
+    source = evaluate.add_mutually_exclusive_group(required=True)
+    source.add_argument("--analogies", type=Path, help="a questions-words.txt format file")
+    source.add_argument("--pairs", type=Path, help="a word<TAB>word<TAB>score file")
+    source.add_argument("--builtin", choices=BUILTIN_SETS, help="a set shipped with the service")
+    evaluate.add_argument("--restrict", type=int, default=300_000, help="restrict_vocab (300000)")
+    evaluate.add_argument(
+        "--case-sensitive", action="store_true", help="compare words as they are (gensim: upper)"
+    )
 
 
 def _add_table_options(parser: argparse.ArgumentParser) -> None:
@@ -83,6 +120,7 @@ def _add_file_options(parser: argparse.ArgumentParser, required: bool = True) ->
     parser.add_argument("--tensor", help="tensor name in a .safetensors file")
     parser.add_argument("--width", type=int, help="row width (projector .bytes)")
     parser.add_argument("--limit", type=int, help="read only the first N rows")
+    parser.add_argument("--counts", type=Path, help="'token count' lines: the count column")
     parser.add_argument(
         "--unicode-errors",
         choices=get_args(UnicodeErrors),
@@ -133,7 +171,9 @@ def configure_logging(level: str) -> None:
 
 def _file_spec(args: argparse.Namespace) -> TableSpec:
     if args.path is None:
-        return default_table()
+        spec = default_table()
+        counts = getattr(args, "counts", None)
+        return spec if counts is None else spec.model_copy(update={"counts": counts})
     values = {
         "name": "file",
         "path": args.path,
@@ -144,6 +184,7 @@ def _file_spec(args: argparse.Namespace) -> TableSpec:
         "width": args.width,
         "limit": args.limit,
         "unicode_errors": args.unicode_errors,
+        "counts": getattr(args, "counts", None),
     }
     return TableSpec(**{k: v for k, v in values.items() if v is not None})
 
@@ -184,10 +225,82 @@ def query(args: argparse.Namespace) -> int:
     return 0
 
 
+def diagnose(args: argparse.Namespace) -> int:
+    """Print the /diagnostics answer for a table file."""
+    from service.api.diagnostics import diagnostics_answer
+    from service.schemas_diagnostics import DiagnosticsRequest
+
+    reference: Any = "default"
+    if args.no_reference:
+        reference = None
+    elif args.reference_pattern is not None:
+        reference = {"pattern": args.reference_pattern}
+    elif args.reference_token:
+        reference = {"tokens": args.reference_token}
+    body = _request(
+        DiagnosticsRequest,
+        reference=reference,
+        fraction=args.fraction,
+        tokens=args.token,
+        limit=args.suspects,
+        offset=args.offset,
+    )
+    return _print(diagnostics_answer(*_served(args), body))
+
+
+def evaluate(args: argparse.Namespace) -> int:
+    """Print the /evaluate answer for a table file."""
+    from service.api.diagnostics import evaluation_answer
+    from service.schemas_diagnostics import EvaluateRequest
+
+    values: dict[str, Any] = {
+        "restrict": args.restrict,
+        "case_insensitive": not args.case_sensitive,
+    }
+    if args.builtin is not None:
+        values["builtin"] = args.builtin
+    else:
+        kind, path = ("analogies", args.analogies) if args.analogies else ("pairs", args.pairs)
+        values[kind] = path.read_text(encoding="utf-8")
+    return _print(evaluation_answer(*_served(args), _request(EvaluateRequest, **values)))
+
+
+def _served(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The table file loaded as the server would serve it, and the configured limits.
+
+    BLAS gets the server's thread count too: the first component's float32 sums depend on how
+    BLAS splits them, and the report should be the server's to the last digit.
+    """
+    from service.api.limits import Limits
+    from service.engine.registry import Registry
+    from service.runtime import limit_compute_threads
+
+    settings = load_settings()
+    limit_compute_threads(settings.compute_threads)
+    spec = _file_spec(args)
+    served = Registry().load(spec.name, lambda: read_spec(spec), spec.case_insensitive)
+    return served, Limits.from_settings(settings)
+
+
+def _request(model: Any, **values: Any) -> Any:
+    """The request model, validated as the endpoint validates it."""
+    try:
+        return model.model_validate(values)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise ValueError(f"invalid request: {problems}") from None
+
+
+def _print(answer: Any) -> int:
+    print(json.dumps(answer, indent=2, ensure_ascii=False))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a sub-command; bad input ends with one clear line and exit code 2."""
     args = build_parser().parse_args(argv)
-    command = {"serve": serve, "info": info, "query": query}[args.command]
+    commands = {"serve": serve, "info": info, "query": query, "diagnose": diagnose}
+    command = {**commands, "evaluate": evaluate}[args.command]
     try:
         return command(args)
     except EngineError as error:

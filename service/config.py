@@ -60,6 +60,12 @@ class TableSpec(BaseModel):
     case_insensitive: bool = Field(
         False, description="Fall back to a case-insensitive match for unknown tokens."
     )
+    counts: Path | None = Field(
+        None,
+        description="Token counts for the diagnostics: one 'token count' per line (word2vec's "
+        "vocabulary file), split at the last space or tab; they become the `count` metadata "
+        "column. Rows the file does not name get 0.",
+    )
 
 
 def default_table() -> TableSpec:
@@ -218,6 +224,33 @@ class Settings(BaseSettings):
         "(up to max_in_flight, then 429). A 20,000-point answer holds about 40 MB while it is "
         "built, so the default bounds that to about 80 MB and leaves the thread pool to "
         "lookups and similarity.",
+    )
+    max_diagnostics_limit: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="Most suspects one /diagnostics answer lists (its `limit`; page through "
+        "the rest with `offset`). About 200 bytes of JSON a suspect: 0.2 MB at the default.",
+    )
+    max_evaluation_questions: int = Field(
+        20_000,
+        ge=1,
+        description="Most analogy questions or word pairs one /evaluate request may hold. The "
+        "Google analogy set has 19,544 questions; evaluating all of them on MiniLM takes "
+        "seconds on a worker thread (README, worst case).",
+    )
+    analysis_concurrency: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="/diagnostics and /evaluate requests computed at once, each on a worker "
+        "thread; the others wait (up to max_in_flight, then 429). They pass over the whole "
+        "table, so one at a time leaves the other core to the queries.",
+    )
+    diagnostics_at_load: bool = Field(
+        True,
+        description="Compute each table's default diagnostics in the background as soon as it "
+        "is loaded (and publish its suspect-row gauge); off: on the first /diagnostics request.",
     )
 
     # Reliability and security: admission bounds, shutdown, reload, access control.

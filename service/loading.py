@@ -9,9 +9,11 @@ from pathlib import Path
 
 from service import metrics
 from service.config import Settings, TableSpec
+from service.engine.diagnostics import DEFAULT_FRACTION
 from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.index import SearchKernel
 from service.engine.loaders import confined, load_table
+from service.engine.loaders.counts import with_counts
 from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
 from service.errors import TableExists
@@ -21,7 +23,7 @@ LOGGER = logging.getLogger("service.loading")
 
 def read_spec(spec: TableSpec) -> EmbeddingTable:
     """The table a spec describes, read from its file(s); TableLoadError if they are bad."""
-    return load_table(
+    table = load_table(
         spec.path,
         spec.format,
         vocab=spec.vocab,
@@ -31,13 +33,42 @@ def read_spec(spec: TableSpec) -> EmbeddingTable:
         limit=spec.limit,
         unicode_errors=spec.unicode_errors,
     )
+    return with_counts(table, spec.counts) if spec.counts is not None else table
 
 
-def load_spec(registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas") -> ServedTable:
-    """Load, index and register one configured table; TableLoadError if its file is bad."""
+def load_spec(
+    registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas", diagnose: bool = False
+) -> ServedTable:
+    """Load, index and register one configured table; TableLoadError if its file is bad.
+
+    With `diagnose` (reloads and added tables), its default diagnostics are computed on a
+    background thread; tables loaded at start-up are diagnosed once the runtime has started.
+    """
     served = registry.load(spec.name, partial(read_spec, spec), spec.case_insensitive, kernel)
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
+    if diagnose:
+        start_diagnosis(served)
     return served
+
+
+def start_diagnosis(served: ServedTable) -> None:
+    """Compute a table's default diagnostics on a background thread.
+
+    Started once BLAS is held to compute_threads (Runtime.start): the first component's float32
+    sums depend on how BLAS splits them, so a report is the same on every start.
+    """
+    name = f"diagnostics-{served.name}"
+    threading.Thread(target=diagnose_table, args=(served,), name=name, daemon=True).start()
+
+
+def diagnose_table(served: ServedTable) -> None:
+    """Compute a table's default diagnostics and publish its suspect rows; log a failure."""
+    try:
+        analysis = served.diagnostics.warm()
+    except EngineError as error:
+        LOGGER.warning("diagnostics of table %r failed: %s", served.name, error)
+        return
+    metrics.record_suspects(served.name, analysis.ranking.suspect_count(DEFAULT_FRACTION))
 
 
 def load_registry(settings: Settings) -> Registry:
@@ -99,7 +130,12 @@ class TableLoader:
         root = self.settings.admin_tables_dir if confine else None
         try:
             with confined(root):
-                served = load_spec(self.registry, spec, self.settings.search_kernel)
+                served = load_spec(
+                    self.registry,
+                    spec,
+                    self.settings.search_kernel,
+                    self.settings.diagnostics_at_load,
+                )
         except EngineError as error:
             LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)
             raise
@@ -108,7 +144,7 @@ class TableLoader:
 
     def _check_allowed(self, spec: TableSpec) -> None:
         """Every file under admin_tables_dir (when set), and no device, pipe or socket."""
-        for path in (spec.path, spec.vocab, spec.labels):
+        for path in (spec.path, spec.vocab, spec.labels, spec.counts):
             if path is not None:
                 self._check_path(path)
 

@@ -13,6 +13,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from service.api import (
     routes_admin,
+    routes_diagnostics,
     routes_explorer,
     routes_ops,
     routes_projection,
@@ -34,7 +35,7 @@ from service.api.http_metrics import MetricsMiddleware
 from service.api.limits import Limits
 from service.config import Settings
 from service.engine.registry import Registry
-from service.loading import TableLoader, load_registry, load_spec
+from service.loading import TableLoader, load_registry, load_spec, start_diagnosis
 from service.runtime import Runtime
 
 __all__ = ["create_app", "load_registry", "load_spec"]
@@ -55,6 +56,9 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
             for spec in settings.served_tables():
                 await run_in_threadpool(load_spec, app.state.registry, spec, settings.search_kernel)
         app.state.runtime.start()
+        if settings.diagnostics_at_load:
+            for served in app.state.registry.served():
+                start_diagnosis(served)
         try:
             yield
         finally:
@@ -91,7 +95,7 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     json_only: Any = [Depends(require_json)]
-    for module in (routes_search, routes_vectors, routes_projection):
+    for module in (routes_search, routes_vectors, routes_projection, routes_diagnostics):
         app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
     if keys.admin:
         app.include_router(routes_admin.router)
@@ -111,6 +115,7 @@ def route_templates(app: FastAPI) -> list[str]:
         routes_search,
         routes_vectors,
         routes_projection,
+        routes_diagnostics,
         routes_admin,
     )
     for module in modules:

@@ -54,6 +54,12 @@ TABLE_ROWS = Gauge(
 )
 TABLE_WIDTH = Gauge(f"{PREFIX}_table_width", "Row width (dimensions) of each table.", ["table"])
 TABLE_BYTES = Gauge(f"{PREFIX}_table_bytes", "Bytes held for each table and its index.", ["table"])
+TABLE_SUSPECT_ROWS = Gauge(
+    f"{PREFIX}_table_suspect_rows",
+    "Rows of each table that its default diagnostics rank as suspect (possibly under-trained): "
+    "the 2% of ranked rows most like the reference rows, or with the lowest norms.",
+    ["table"],
+)
 
 
 @contextmanager
@@ -71,6 +77,11 @@ def record_table(name: str, rows: int, width: int, nbytes: int) -> None:
     TABLE_ROWS.labels(name).set(rows)
     TABLE_WIDTH.labels(name).set(width)
     TABLE_BYTES.labels(name).set(nbytes)
+
+
+def record_suspects(name: str, suspects: int) -> None:
+    """Publish how many rows of a table its default diagnostics flag as suspect."""
+    TABLE_SUSPECT_ROWS.labels(name).set(suspects)
 
 
 BATCH_SIZE = Histogram(

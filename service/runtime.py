@@ -61,6 +61,8 @@ class Runtime:
         self.projection_concurrency = settings.projection_concurrency
         # Made in start(): an anyio limiter belongs to the running event loop.
         self.projections: anyio.CapacityLimiter | None = None
+        self.analysis_concurrency = settings.analysis_concurrency
+        self.analyses: anyio.CapacityLimiter | None = None
         self.compute_threads = settings.compute_threads
         self.switch_interval = settings.switch_interval_ms / 1000
 
@@ -70,6 +72,7 @@ class Runtime:
         sys.setswitchinterval(self.switch_interval)
         settle_heap()
         self.projections = anyio.CapacityLimiter(self.projection_concurrency)
+        self.analyses = anyio.CapacityLimiter(self.analysis_concurrency)
         self.search.start()
         self.score.start()
 

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from service.config import Settings
 from service.engine.errors import LimitExceeded
 
+# Suspects in a /diagnostics answer that gives no limit (lowered to max_diagnostics_limit).
+DEFAULT_SUSPECTS = 100
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -25,6 +28,8 @@ class Limits:
     max_directions: int
     max_projection_points: int
     projection_sample_rows: int
+    max_diagnostics_limit: int
+    max_evaluation_questions: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -40,6 +45,8 @@ class Limits:
             max_directions=settings.max_directions,
             max_projection_points=settings.max_projection_points,
             projection_sample_rows=settings.projection_sample_rows,
+            max_diagnostics_limit=settings.max_diagnostics_limit,
+            max_evaluation_questions=settings.max_evaluation_questions,
         )
 
     def checked_k(self, k: int | None) -> int:
@@ -70,6 +77,16 @@ class Limits:
     def check_projection_points(self, points: int) -> None:
         """Points of one /projection request (the answer is ~75 bytes a point)."""
         within("projection points", points, self.max_projection_points)
+
+    def suspects_page(self, limit: int | None) -> int:
+        """Suspects listed in one /diagnostics answer: the request's, or the default."""
+        if limit is None:
+            return min(DEFAULT_SUSPECTS, self.max_diagnostics_limit)
+        return within("diagnostics limit", limit, self.max_diagnostics_limit)
+
+    def check_questions(self, count: int) -> None:
+        """Analogy questions or word pairs of one /evaluate request."""
+        within("evaluation questions", count, self.max_evaluation_questions)
 
     def check_matrix(self, size: int) -> None:
         """Tokens of one similarity matrix (the answer is size x size)."""

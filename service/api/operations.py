@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from service import schemas
-from service.api import projection, search, vectors
+from service.api import diagnostics, projection, search, vectors
 from service.api.context import Context
+from service.schemas_diagnostics import DiagnosticsRequest, EvaluateRequest
 from service.schemas_projection import ProjectionRequest, ProjectRequest
 
 
@@ -56,8 +57,21 @@ SIMILARITY = Operation("similarity", TypeAdapter(schemas.SimilarityRequest), vec
 SCORE = Operation("score", TypeAdapter(schemas.ScoreRequest), vectors.score)
 PROJECTION = Operation("projection", TypeAdapter(ProjectionRequest), projection.projection)
 PROJECT = Operation("project", TypeAdapter(ProjectRequest), projection.project)
+DIAGNOSTICS = Operation("diagnostics", TypeAdapter(DiagnosticsRequest), diagnostics.diagnostics)
+EVALUATE = Operation("evaluate", TypeAdapter(EvaluateRequest), diagnostics.evaluate)
 OPERATIONS = {
-    op.name: op for op in (NEIGHBORS, ANALOGY, LOOKUP, SIMILARITY, SCORE, PROJECTION, PROJECT)
+    op.name: op
+    for op in (
+        NEIGHBORS,
+        ANALOGY,
+        LOOKUP,
+        SIMILARITY,
+        SCORE,
+        PROJECTION,
+        PROJECT,
+        DIAGNOSTICS,
+        EVALUATE,
+    )
 }
 
 

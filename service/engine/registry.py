@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 
+from service.engine.diagnostics import TableDiagnostics
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
 from service.engine.projection import Projector
@@ -27,9 +28,12 @@ class ServedTable:
     load_seconds: float
     # Fits its PCA basis on first use; a reload makes a new ServedTable, so the basis goes too.
     projector: Projector = field(init=False, repr=False, compare=False)
+    # Likewise the diagnostics: computed once per load, dropped with it.
+    diagnostics: TableDiagnostics = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
+        object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.index.store))
 
     @cached_property
     def cache_prefix(self) -> bytes:

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api import direct, operations, routes_projection, routes_search, routes_vectors
+from service.api import (
+    direct,
+    operations,
+    routes_diagnostics,
+    routes_projection,
+    routes_search,
+    routes_vectors,
+)
 from service.config import Settings
 from service.engine.table import EmbeddingTable
 from service.main import create_app
@@ -53,6 +60,9 @@ def valid_requests(minilm: EmbeddingTable) -> list[tuple[str, dict]]:
         ("minilm/score", {"vector": vector, "k": 3, "softmax": True, "target": "the"}),
         ("minilm/projection", {"points": 40, "selection": "random", "seed": 3}),
         ("minilm/project", {"tokens": ["king", "queen"], "dims": 3}),
+        ("minilm/diagnostics", {"tokens": ["king"], "limit": 5}),
+        ("small/diagnostics", {"reference": None, "tokens": ["KING"]}),
+        ("minilm/evaluate", {"pairs": "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\n"}),
     ]
 
 
@@ -72,7 +82,9 @@ def counting(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[str]:
 
 def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, monkeypatch) -> None:
     by_direct = counting(monkeypatch, direct)
-    by_routes = counting(monkeypatch, routes_search, routes_vectors, routes_projection)
+    by_routes = counting(
+        monkeypatch, routes_search, routes_vectors, routes_projection, routes_diagnostics
+    )
     requests = valid_requests(minilm)
     for path, body in requests:
         fast, slow = (c.post(f"/v1/tables/{path}", json=body) for c in (direct_client, routed))

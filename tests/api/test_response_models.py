@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from service import schemas, schemas_projection
+from service import schemas, schemas_diagnostics, schemas_projection
 
 MINILM = "/v1/tables/minilm"
 VECTOR = [0.25] * 384
@@ -36,6 +36,17 @@ CASES = [
     ),
     ("project", {"tokens": ["king", "queen"]}, schemas_projection.ProjectResponse),
     ("project", {"vectors": [VECTOR], "dims": 3}, schemas_projection.ProjectResponse),
+    ("diagnostics", {"tokens": ["king"], "limit": 3}, schemas_diagnostics.DiagnosticsResponse),
+    (
+        "evaluate",
+        {"analogies": ": s\nman woman king queen\n"},
+        schemas_diagnostics.AnalogyEvaluationResponse,
+    ),
+    (
+        "evaluate",
+        {"pairs": "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\n"},
+        schemas_diagnostics.PairsEvaluationResponse,
+    ),
 ]
 
 

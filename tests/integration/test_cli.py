@@ -106,3 +106,29 @@ def test_one_shot_query_on_the_default_table() -> None:
     assert result.returncode == 0, result.stderr
     [[token, score]] = json.loads(result.stdout)
     assert (token, round(score, 3)) == ("queen", 0.502)
+
+
+def test_diagnose_prints_the_endpoints_report(server: str) -> None:
+    printed = run_cli("diagnose", "--token", "king", "--suspects", "3")
+    assert printed.returncode == 0, printed.stderr
+    report = json.loads(printed.stdout)
+    status, answer = call(
+        f"{server}/v1/tables/minilm/diagnostics", {"tokens": ["king"], "limit": 3}
+    )
+    assert status == 200 and report == answer
+
+
+def test_evaluate_prints_the_endpoints_figures(server: str, tmp_path: Path) -> None:
+    pairs = "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\nzzqq\tking\t2\n"
+    (tmp_path / "pairs.tsv").write_text(pairs, encoding="utf-8")
+    printed = run_cli("evaluate", "--pairs", str(tmp_path / "pairs.tsv"))
+    assert printed.returncode == 0, printed.stderr
+    status, answer = call(f"{server}/v1/tables/minilm/evaluate", {"pairs": pairs})
+    assert status == 200 and json.loads(printed.stdout) == answer
+    assert answer["pairs"] == 3 and answer["oov"] == 1
+
+
+def test_diagnose_refuses_a_bad_pattern_in_one_line() -> None:
+    printed = run_cli("diagnose", "--reference-pattern", "(a")
+    assert printed.returncode == 2
+    assert printed.stderr.strip().startswith("embedding-service: error: reference pattern")

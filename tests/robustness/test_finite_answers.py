@@ -67,3 +67,18 @@ def test_analogy_answers_are_finite_at_any_weight(
         "k": 5,
     }
     assert_finite_or_refused(client.post(f"{MINILM}/analogy", json=body))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    scores=st.lists(
+        st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=3, max_size=3
+    ),
+    fraction=st.floats(1e-9, 0.5),
+)
+def test_diagnostics_and_evaluation_are_finite(client: TestClient, scores, fraction) -> None:
+    words = [("king", "queen"), ("man", "woman"), ("apple", "pear")]
+    pairs = "".join(f"{a}\t{b}\t{score!r}\n" for (a, b), score in zip(words, scores, strict=True))
+    assert_finite_or_refused(client.post(f"{MINILM}/evaluate", json={"pairs": pairs}))
+    body = {"fraction": fraction, "tokens": ["king"], "limit": 5}
+    assert_finite_or_refused(client.post(f"{MINILM}/diagnostics", json=body))

@@ -88,6 +88,8 @@ OPERATIONS = [
     ("POST", "/v1/tables/{table}/score"),
     ("POST", "/v1/tables/{table}/projection"),
     ("POST", "/v1/tables/{table}/project"),
+    ("POST", "/v1/tables/{table}/diagnostics"),
+    ("POST", "/v1/tables/{table}/evaluate"),
     ("POST", "/v1/admin/tables/{table}/reload"),
     ("POST", "/v1/admin/tables"),
 ]

@@ -1,7 +1,7 @@
 // The explorer: a table's PCA picture with full-space neighbours and analogies.
 //
 // Every number shown comes from the JSON API: GET /v1/tables, POST .../projection,
-// .../project, .../neighbors, .../analogy and .../lookup.
+// .../project, .../neighbors, .../analogy, .../lookup and .../diagnostics.
 
 import { post, onKeyNeeded } from "./api.js";
 import { showAnalogy, clearAnalogy } from "./analogy.js";
@@ -14,6 +14,7 @@ import { showNeighbours, clearNeighbours } from "./neighbours.js";
 import { Plot } from "./plot.js";
 import { defaultRanking, labelOrder, rankings } from "./ranking.js";
 import { setUpSearch } from "./search.js";
+import { showSuspects } from "./suspects.js";
 import { readLink, writeLink } from "./state.js";
 import { fetchTables, showFacts, showTables } from "./tables.js";
 import { showTooltip } from "./tooltip.js";
@@ -83,7 +84,9 @@ async function openTable(name, { keepWord }) {
   }
   plotProjection(app.projection);
   writeLink(app.state);
+  const suspects = showSuspects(app);
   if (app.state.token) await select(app.state.token);
+  await suspects;
 }
 
 function startProjection(name) {

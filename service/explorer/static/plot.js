@@ -1,8 +1,8 @@
 // The scatter plot on a <canvas>: every plotted row, the marked words, labels, zoom and pan.
 //
 // Plotted rows are dots; words placed through /project because they are not in the plotted
-// set are hollow diamonds. A point with `suspect: true` (rows the diagnostics flag as suspect
-// or rare, once the API reports them) is drawn in amber.
+// set are hollow diamonds. Suspects (rows /diagnostics ranks as possibly under-trained, see
+// suspects.js; or a point with `suspect: true`) are drawn in amber.
 
 import { listenToGestures } from "./gestures.js";
 import { LabelLayer } from "./labels.js";
@@ -43,6 +43,8 @@ export class Plot {
     this.ys = Float64Array.from(points, (p) => p.y);
     this.labelOrder = labelOrder;
     this.matches = new Set();
+    this.suspects = new Set();
+    delete this.canvas.dataset.suspects;
     this.marks = [];
     this.hovered = null;
     this.canvas.dataset.points = String(points.length);
@@ -58,6 +60,13 @@ export class Plot {
   /** Indexes of plotted points that match the search. */
   setMatches(indexes) {
     this.matches = new Set(indexes);
+    this.redraw();
+  }
+
+  /** Indexes of plotted points that /diagnostics ranks as suspects (drawn in amber). */
+  setSuspects(indexes) {
+    this.suspects = new Set(indexes);
+    this.canvas.dataset.suspects = String(this.suspects.size);
     this.redraw();
   }
 
@@ -137,7 +146,8 @@ export class Plot {
     const r = this.dotRadius();
     const layers = { point: [], suspect: [], match: [] };
     for (let i = 0; i < points.length; i++) {
-      const layer = this.matches.has(i) ? "match" : points[i].suspect ? "suspect" : "point";
+      const suspect = this.suspects.has(i) || points[i].suspect;
+      const layer = this.matches.has(i) ? "match" : suspect ? "suspect" : "point";
       layers[layer].push(i);
     }
     for (const [layer, indexes] of Object.entries(layers)) {
