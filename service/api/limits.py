@@ -24,6 +24,7 @@ class Limits:
     max_results: int
     max_projection_points: int
     projection_sample_rows: int
+    max_text_length: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -38,6 +39,7 @@ class Limits:
             max_results=settings.max_results,
             max_projection_points=settings.max_projection_points,
             projection_sample_rows=settings.projection_sample_rows,
+            max_text_length=settings.max_text_length,
         )
 
     def checked_k(self, k: int | None) -> int:
@@ -63,6 +65,22 @@ class Limits:
     def check_projection_points(self, points: int) -> None:
         """Points of one /projection request (the answer is ~75 bytes a point)."""
         within("projection points", points, self.max_projection_points)
+
+    def check_text_length(self, characters: int) -> None:
+        """Characters of text in one request, summed over its distinct texts."""
+        within(
+            "text length (characters, summed over the request's texts)",
+            characters,
+            self.max_text_length,
+        )
+
+    def check_piece_vectors(self, count: int) -> None:
+        """Pieces answered with their rows (include_vector): as many as a lookup may have."""
+        within("pieces with vectors", count, self.max_batch)
+
+    def check_detokenize(self, count: int) -> None:
+        """Ids of one detokenize: as many as the pieces of the longest text allowed."""
+        within("ids to detokenize", count, self.max_text_length)
 
     def check_matrix(self, size: int) -> None:
         """Tokens of one similarity matrix (the answer is size x size)."""

@@ -15,9 +15,10 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from service import schemas
-from service.api import projection, search, vectors
+from service.api import projection, search, tokenize, vectors
 from service.api.context import Context
 from service.schemas_projection import ProjectionRequest, ProjectRequest
+from service.schemas_text import TokenizeRequest
 
 
 def never(body: Any) -> bool:
@@ -44,8 +45,10 @@ SIMILARITY = Operation("similarity", TypeAdapter(schemas.SimilarityRequest), vec
 SCORE = Operation("score", TypeAdapter(schemas.ScoreRequest), vectors.score)
 PROJECTION = Operation("projection", TypeAdapter(ProjectionRequest), projection.projection)
 PROJECT = Operation("project", TypeAdapter(ProjectRequest), projection.project)
+TOKENIZE = Operation("tokenize", TypeAdapter(TokenizeRequest), tokenize.tokenize)
 OPERATIONS = {
-    op.name: op for op in (NEIGHBORS, ANALOGY, LOOKUP, SIMILARITY, SCORE, PROJECTION, PROJECT)
+    op.name: op
+    for op in (NEIGHBORS, ANALOGY, LOOKUP, SIMILARITY, SCORE, PROJECTION, PROJECT, TOKENIZE)
 }
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from service import schemas
 from service.api.context import Context
-from service.api.resolve import Resolver, tokens_of
+from service.api.resolve import Resolver, resolved, texts_of, tokens_of
 from service.api.serialize import neighbors_json
 from service.engine.index import Prepared
 
@@ -26,7 +26,8 @@ async def search(body: SearchBody, context: Context) -> bytes:
     queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
     resolver = Resolver(context.served, context.limits)
     context.limits.check_batch(len(queries))
-    resolver.resolve(token for query in queries for token in tokens_of(query))
+    tokens = [token for query in queries for token in tokens_of(query)]
+    await resolved(resolver, tokens, [text for query in queries for text in texts_of(query)])
     index = context.served.index
     prepared = [(index, _prepare(resolver, query)) for query in queries]
     context.limits.check_results(sum(query.k for _, query in prepared))
@@ -35,16 +36,17 @@ async def search(body: SearchBody, context: Context) -> bytes:
 
 
 def names_only(body: SearchBody) -> bool:
-    """Whether every query names only tokens and ids: then it has one answer per table load."""
+    """Whether every query names only tokens, ids and texts: then it has one answer per table
+    load (a text's split is fixed by the tokenizer loaded with the table)."""
     queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
     return all(_names_only(query) for query in queries)
 
 
 def _names_only(query: Query) -> bool:
     if isinstance(query, schemas.NeighborsRequest):
-        return query.token is not None or query.id is not None
+        return query.token is not None or query.id is not None or query.text is not None
     terms = [*query.positive, *query.negative]
-    return all(isinstance(t, str) or t.token is not None for t in terms)
+    return all(isinstance(t, str) or t.token is not None or t.text is not None for t in terms)
 
 
 def _prepare(resolver: Resolver, query: Query) -> Prepared:
