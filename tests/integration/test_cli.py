@@ -106,3 +106,13 @@ def test_one_shot_query_on_the_default_table() -> None:
     assert result.returncode == 0, result.stderr
     [[token, score]] = json.loads(result.stdout)
     assert (token, round(score, 3)) == ("queen", 0.502)
+
+
+def test_query_tokenize_prints_the_split() -> None:
+    result = run_cli("query", "tokenize", "Embeddings are lookup tables")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["tokenizer"] == "huggingface"
+    pieces = [piece["token"] for piece in answer["pieces"]]
+    assert pieces == ["em", "##bed", "##ding", "##s", "are", "look", "##up", "tables"]
+    assert [word["pieces"] for word in answer["words"]] == [4, 1, 2, 1]
