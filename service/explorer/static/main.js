@@ -1,7 +1,7 @@
 // The explorer: a table's PCA picture with full-space neighbours and analogies.
 //
 // Every number shown comes from the JSON API: GET /v1/tables, POST .../projection,
-// .../project, .../neighbors, .../analogy and .../lookup.
+// .../project, .../neighbors, .../analogy, .../lookup and .../tokenize.
 
 import { post, onKeyNeeded } from "./api.js";
 import { showAnalogy, clearAnalogy } from "./analogy.js";
@@ -14,6 +14,7 @@ import { showNeighbours, clearNeighbours } from "./neighbours.js";
 import { Plot } from "./plot.js";
 import { defaultRanking, labelOrder, rankings } from "./ranking.js";
 import { setUpSearch } from "./search.js";
+import { clearSplit, setUpSplit, showSplit } from "./split.js";
 import { readLink, writeLink } from "./state.js";
 import { fetchTables, showFacts, showTables } from "./tables.js";
 import { showTooltip } from "./tooltip.js";
@@ -39,6 +40,7 @@ async function start() {
   });
   setUpControls();
   setUpSearch(app);
+  setUpSplit(app);
   setUpExport(app);
   // A link that names its table starts the projection at once, beside the table list.
   if (app.state.table) startProjection(app.state.table);
@@ -69,6 +71,7 @@ async function openTable(name, { keepWord }) {
   showFacts(app.table);
   clearNeighbours();
   clearAnalogy();
+  clearSplit();
   app.points = [];
   app.indexOfToken = new Map();
   app.plot.setPoints([], []);
@@ -84,6 +87,7 @@ async function openTable(name, { keepWord }) {
   plotProjection(app.projection);
   writeLink(app.state);
   if (app.state.token) await select(app.state.token);
+  else await showSplit(app);
 }
 
 function startProjection(name) {
