@@ -88,8 +88,9 @@ class HuggingFaceTokenizer:
         """The tokenizer in `path`; TableLoadError unless its ids are exactly `tokens`' rows."""
         from tokenizers import Tokenizer  # imported only for tables that have a tokenizer
 
+        text = read_text(path)  # its own TableLoadErrors (missing, confined, not UTF-8) stand
         try:
-            tokenizer = Tokenizer.from_str(read_text(path))
+            tokenizer = Tokenizer.from_str(text)
         except Exception:  # the library raises plain Exception; its message can quote the file
             raise TableLoadError(
                 path, "the tokenizers library cannot read it as a tokenizer"

@@ -9,7 +9,7 @@ import pytest
 from safetensors.numpy import save_file
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders import DEFAULT_TENSOR, load_huggingface, load_table
+from service.engine.loaders import DEFAULT_TENSOR, confined, load_huggingface, load_table
 from service.engine.text import HuggingFaceTokenizer
 from tests.engine.loaders.helpers import TOKENS, load_error, write_tokenizer, write_vocab
 
@@ -71,3 +71,10 @@ def test_a_limited_load_splits_by_its_vocabulary(model: Path) -> None:
     table = load_table(model, limit=3)
     assert table.rows == 3
     assert table.tokenizer is None  # the model's split could name rows that were not loaded
+
+
+def test_a_confined_load_reads_no_tokenizer_outside_its_folder(model: Path, tmp_path: Path) -> None:
+    outside = write_tokenizer(tmp_path / "elsewhere.json", TOKENS)
+    (model / "tokenizer.json").symlink_to(outside)
+    with confined(model), load_error(model / "tokenizer.json", "resolves outside"):
+        load_huggingface(model)
