@@ -25,7 +25,13 @@ class WrkResult:
     failures: int
 
 
-def run_wrk(url: str, connections: int, seconds: int, bodies: list[str] | None = None) -> WrkResult:
+def run_wrk(
+    url: str,
+    connections: int,
+    seconds: int,
+    bodies: list[str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> WrkResult:
     """GET `url` (or POST `bodies` in turn) with `connections` connections for `seconds`."""
     command = [
         "wrk",
@@ -36,6 +42,8 @@ def run_wrk(url: str, connections: int, seconds: int, bodies: list[str] | None =
         "--timeout",
         "10s",
     ]
+    for name, value in (headers or {}).items():
+        command += ["-H", f"{name}: {value}"]
     env = dict(os.environ)
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
         if bodies is not None:

@@ -73,10 +73,13 @@ def server_log(process: subprocess.Popen[str], tail: int = 2000) -> str:
 
 @contextmanager
 def running_server(
-    env: Mapping[str, str] | None = None, *args: str, cwd: str | None = None
+    env: Mapping[str, str] | None = None,
+    *args: str,
+    cwd: str | None = None,
+    open_files: int | None = None,
 ) -> Iterator[str]:
     """A started server's base URL; stopped with SIGTERM after, and checked to stop cleanly."""
-    process, base = start_server(env, *args, cwd=cwd)
+    process, base = start_server(env, *args, cwd=cwd, open_files=open_files)
     try:
         yield base
     finally:

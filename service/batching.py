@@ -24,7 +24,8 @@ Result = TypeVar("Result")
 
 @dataclass(frozen=True)
 class BatchSettings:
-    """How batches form: at most `max_size` items, waiting at most `max_wait` seconds to fill.
+    """How batches form: at most `max_size` units of work (each item costs what the batcher's
+    `cost` says, 1 by default), waiting at most `max_wait` seconds to fill.
 
     Disabled, every item is computed alone, one after another on the same worker thread: the
     service still never runs more searches at once than the machine has room for. At most
@@ -46,11 +47,16 @@ class Batcher(Generic[Item, Result]):
         operation: str,
         compute: Callable[[Sequence[Item]], list[Result]],
         settings: BatchSettings,
+        cost: Callable[[Item], int] = lambda item: 1,
     ) -> None:
         self.operation = operation
         self.compute = compute
         self.settings = settings
+        self.cost = cost
         self._queue: asyncio.Queue[tuple[Item, asyncio.Future[Result], float]] = asyncio.Queue()
+        # An item taken from the queue that would have taken its batch past max_size: it opens
+        # the next batch.
+        self._held: tuple[Item, asyncio.Future[Result], float] | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=operation)
         self._worker: asyncio.Task[None] | None = None
 
@@ -65,6 +71,9 @@ class Batcher(Generic[Item, Result]):
             self._worker.cancel()
             await asyncio.gather(self._worker, return_exceptions=True)
             self._worker = None
+        if self._held is not None:
+            self._held[1].cancel()
+            self._held = None
         while not self._queue.empty():
             _, future, _ = self._queue.get_nowait()
             future.cancel()
@@ -83,7 +92,7 @@ class Batcher(Generic[Item, Result]):
     @property
     def queued(self) -> int:
         """Items waiting for a pass."""
-        return self._queue.qsize()
+        return self._queue.qsize() + (self._held is not None)
 
     def _admit(self, count: int) -> None:
         """Overloaded when `count` more items would overfill the queue.
@@ -120,22 +129,29 @@ class Batcher(Generic[Item, Result]):
                     future.set_result(result)
 
     async def _collect(self) -> list[tuple[Item, asyncio.Future[Result], float]]:
-        """Wait for one item, then take what is queued, waiting up to max_wait for more."""
-        batch = [await self._queue.get()]
+        """Wait for one item, then take what is queued up to max_size units of work, waiting up
+        to max_wait for more. An item that would go past max_size opens the next batch."""
+        first, self._held = self._held or await self._queue.get(), None
+        batch, cost = [first], self.cost(first[0])
         if not self.settings.enabled:
             return batch
         deadline = time.perf_counter() + self.settings.max_wait
-        while len(batch) < self.settings.max_size:
+        while cost < self.settings.max_size:
             if not self._queue.empty():
-                batch.append(self._queue.get_nowait())
-                continue
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
+                item = self._queue.get_nowait()
+            else:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    break
+                try:
+                    item = await asyncio.wait_for(self._queue.get(), remaining)
+                except TimeoutError:
+                    break
+            if cost + self.cost(item[0]) > self.settings.max_size:
+                self._held = item
                 break
-            try:
-                batch.append(await asyncio.wait_for(self._queue.get(), remaining))
-            except TimeoutError:
-                break
+            batch.append(item)
+            cost += self.cost(item[0])
         return batch
 
     def _timed_compute(self, items: Sequence[Item]) -> list[Result]:

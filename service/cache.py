@@ -10,6 +10,7 @@ fixed per-entry overhead; answers above `max_answer_bytes` are never stored.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 from service.metrics import CACHE_BYTES, CACHE_ENTRIES, CACHE_LOOKUPS
 
@@ -26,6 +27,7 @@ class ResultCache:
         self.max_answer_bytes = max_answer_bytes
         self.bytes = 0
         self._entries: OrderedDict[bytes, bytes] = OrderedDict()
+        self._counters: dict[tuple[str, str], Any] = {}
 
     @property
     def enabled(self) -> bool:
@@ -37,7 +39,11 @@ class ResultCache:
         found = self._entries.get(key)
         if found is not None:
             self._entries.move_to_end(key)
-        CACHE_LOOKUPS.labels(operation, "miss" if found is None else "hit").inc()
+        labels = (operation, "miss" if found is None else "hit")
+        counter = self._counters.get(labels)
+        if counter is None:
+            counter = self._counters[labels] = CACHE_LOOKUPS.labels(*labels)
+        counter.inc()
         return found
 
     def put(self, key: bytes, answer: bytes) -> None:

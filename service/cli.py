@@ -96,7 +96,7 @@ def serve(args: argparse.Namespace) -> int:
     """Load every table (failing fast on a bad file), then serve until stopped."""
     import uvicorn
 
-    from service.connections import ConnectionGuard
+    from service.connections import ConnectionGuard, protocol_for
     from service.main import create_app, load_registry
     from service.server import GracefulServer
 
@@ -110,7 +110,7 @@ def serve(args: argparse.Namespace) -> int:
         app,
         host=settings.host,
         port=settings.port,
-        http=guard.protocol(),
+        http=protocol_for(guard),
         log_level=settings.log_level,
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,

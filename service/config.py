@@ -46,6 +46,7 @@ class TableSpec(BaseModel):
     limit: int | None = Field(
         None,
         ge=1,
+        le=2**53,
         description="Load only the first N rows (gensim's limit): a quick look at a huge file. "
         "word2vec and text files stop reading there; the others still check their vocabulary.",
     )
@@ -106,6 +107,14 @@ class Settings(BaseSettings):
         256, ge=1, description="Most queries in one batch request, or tokens/ids/pairs in one."
     )
     max_terms: int = Field(16, ge=1, description="Most positive + negative terms in an analogy.")
+    max_directions: int = Field(
+        256,
+        ge=1,
+        description="Most query directions in one request, each scored against every row: a "
+        "neighbour or 3CosAdd query is one, a 3CosMul query one per term. Bounds a request's "
+        "work to about one batch pass (a 3CosMul batch of 16 queries with 16 terms each takes "
+        "about 0.5 s on the default table). batch_max_size counts directions the same way.",
+    )
     max_results: int = Field(
         32_768,
         ge=1,
@@ -130,7 +139,10 @@ class Settings(BaseSettings):
         "over the table. Off: one pass per query (lower latency only when idle).",
     )
     batch_max_size: int = Field(
-        256, ge=1, description="Most queries in one pass; bounds a batch's latency and memory."
+        256,
+        ge=1,
+        description="Most query directions in one pass (a 3CosMul query counts one per term); "
+        "bounds a batch's latency and memory.",
     )
     batch_max_wait_ms: float = Field(
         0.0,

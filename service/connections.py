@@ -1,111 +1,105 @@
-"""Connection guards below the ASGI app: bounded request heads, a head deadline, a bound on open
-connections, and a cheap refusal of table requests while the server is at its in-flight limit.
+"""Connection guards below the ASGI app: bounded request heads, head and body deadlines, a bound
+on open connections, clients that never read, and cheap refusals at the in-flight limit.
 
 uvicorn's httptools protocol reads a request head of any size, keeps a connection that never
-completes a head open forever, and accepts connections until the process runs out of file
-descriptors, after which every new connection (health probes included) is refused. Under a
-flood, refusing each request through the whole middleware stack took most of the one event
+completes a head or a body open forever, and accepts connections until the process runs out of
+file descriptors, after which every new connection (health probes included) is refused. Under
+a flood, refusing each request through the whole middleware stack took most of the one event
 loop's time. GuardedProtocol adds, per connection:
 
 - a head larger than `max_header_bytes` gets 431 and the connection is closed;
-- a head not complete within `header_timeout` (from the connection's opening, or from the first
-  byte of its next request) closes the connection, with 408 if part of a head arrived;
-- past `max_connections` open connections, a new one closes the connection that has waited
-  longest for a request head (idle or half-open), or itself when every one has a request in
-  progress: the process never runs out of descriptors, and probes keep getting in;
-- a table request that arrives while the in-flight count is at its limit is answered 429 at
-  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics;
+- a head not complete within `header_timeout` of the connection opening (or of its previous
+  answer) closes the connection, with 408 if part of a head arrived; a body not complete within
+  `body_timeout` of its head gets 408 and the connection is closed. Deadlines are timestamps
+  checked by one sweep a second (guards.py), so a request costs no timer;
+- past `max_connections` open connections, a new one closes the connection idle or waiting
+  longest for a head, or itself when every one has a request in progress: the process never
+  runs out of descriptors, and probes keep getting in;
 - a client that does not read its answers (its write buffer stays above asyncio's high-water
-  mark) is cut off after `send_timeout`, and past `max_stalled` such connections the one stalled
-  longest is cut off at once: answers buffered for clients that never read stay bounded.
+  mark) is cut off after `send_timeout`, and past `max_stalled` such connections the one
+  stalled longest is cut off at once: answers buffered for clients that never read stay bounded;
+- a table request that arrives while the in-flight count is at its limit is answered 429 at
+  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
-import resource
 import time
-from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-import orjson
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.admission import BOUNDED_PREFIX, InFlight
-from service.api.errors import headers_of, status_of
-from service.api.http_metrics import compiled_templates, template_of
-from service.config import Settings
+from service.api.admission import BOUNDED_PREFIX
+from service.api.http_metrics import template_of
 from service.engine.errors import EngineError
-from service.errors import HeadersTooLarge, HeadTimeout
+from service.errors import BodyTimeout, HeadersTooLarge, HeadTimeout
+from service.guards import ConnectionGuard, encoded
 
-# Descriptors kept free for everything else the process opens (tables, logs, epoll, pipes).
-RESERVED_DESCRIPTORS = 128
-
-
-@dataclass
-class ConnectionGuard:
-    """The bounds every connection of one server shares, and the in-flight count it sheds by."""
-
-    max_header_bytes: int
-    header_timeout: float
-    max_connections: int
-    send_timeout: float
-    max_stalled: int
-    in_flight: InFlight
-    templates: list[Any]
-    stalled: dict[GuardedProtocol, float] = field(default_factory=dict)
-
-    @classmethod
-    def from_settings(cls, settings: Settings, state: Any) -> ConnectionGuard:
-        """The guard of an app created by service.main.create_app."""
-        return cls(
-            max_header_bytes=settings.max_header_bytes,
-            header_timeout=settings.header_timeout_seconds,
-            max_connections=settings.max_connections or default_max_connections(),
-            send_timeout=settings.send_timeout_seconds,
-            max_stalled=settings.max_stalled_connections,
-            in_flight=state.in_flight,
-            templates=compiled_templates(state.route_templates),
-        )
-
-    def protocol(self) -> type[GuardedProtocol]:
-        """A protocol class for uvicorn.Config(http=...) bound to this guard."""
-        return type("GuardedProtocol", (GuardedProtocol,), {"guard": self})
+__all__ = ["ConnectionGuard", "GuardedProtocol", "protocol_for"]
 
 
-def default_max_connections() -> int:
-    """The open-file limit less what the process needs for itself (at least 16)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 65_536
-    return max(16, soft - RESERVED_DESCRIPTORS)
+def protocol_for(guard: ConnectionGuard) -> type[GuardedProtocol]:
+    """A protocol class for uvicorn.Config(http=...) bound to `guard`."""
+    return type("GuardedProtocol", (GuardedProtocol,), {"guard": guard})
 
 
 class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the guards of the module docstring."""
 
     guard: ConnectionGuard
+    # When this connection started waiting for a head (opened, or answered its last request);
+    # None while a request is read or answered.
+    waiting_since: float | None = None
+    # When the head of a request whose body has not all arrived was complete.
+    body_since: float | None = None
+    head_bytes = 0
     send_timer: asyncio.TimerHandle | None = None
     running: Any = None  # the request cycle being answered
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start waiting for the first head; make room when at the connection bound."""
         super().connection_made(transport)
-        self.head_bytes = 0
-        self.waiting_since: float | None = None
-        self.head_timer: asyncio.TimerHandle | None = None
-        self._await_head()
+        self.waiting_since = time.monotonic()
+        self.guard.watch(self.connections, self.loop)
         if len(self.connections) > self.guard.max_connections:
             self._make_room()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        """Forget the head deadline and any stall with the connection."""
-        self._stop_head_timer()
+        """Forget any stall with the connection."""
         self._unstall()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        """Count the head's bytes; 431 once a head grows past the limit."""
+        if self.waiting_since is not None:
+            self.head_bytes += len(data)
+        super().data_received(data)
+        too_large = self.head_bytes > self.guard.max_header_bytes
+        if self.waiting_since is not None and too_large and not self.transport.is_closing():
+            metrics.CONNECTIONS_CLOSED.labels("headers_too_large").inc()
+            self.refuse(HeadersTooLarge(self.guard.max_header_bytes))
+
+    def on_headers_complete(self) -> None:
+        """The head is in: its body, if any, now has body_timeout to arrive."""
+        self.waiting_since = None
+        self.head_bytes = 0
+        self.body_since = time.monotonic()
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        """The request is in."""
+        super().on_message_complete()
+        self.body_since = None
+
+    def on_response_complete(self) -> None:
+        """Answered: wait for the next head (unless a pipelined request is next)."""
+        if not self.pipeline:
+            self.waiting_since = time.monotonic()
+        super().on_response_complete()
 
     def pause_writing(self) -> None:
         """The client stopped reading: give it `send_timeout`, within `max_stalled` of them."""
@@ -123,58 +117,6 @@ class GuardedProtocol(HttpToolsProtocol):
         self._unstall()
         super().resume_writing()
 
-    def _cut_off(self) -> None:
-        metrics.CONNECTIONS_CLOSED.labels("send_timeout").inc()
-        self.abort()
-
-    def abort(self) -> None:
-        """Drop the connection and what it buffered (close() would wait to send it first).
-
-        The request being answered is told at once that its client is gone, so its remaining
-        sends are skipped rather than written to a closed transport.
-        """
-        self._unstall()
-        # The cycle answering now may be older than self.cycle when requests are pipelined.
-        cycles = [self.running, self.cycle, *(cycle for cycle, _ in self.pipeline)]
-        for cycle in cycles:
-            if cycle is not None:
-                cycle.disconnected = True
-                cycle.message_event.set()
-        self.transport.abort()
-
-    def _unstall(self) -> None:
-        self.guard.stalled.pop(self, None)
-        if self.send_timer is not None:
-            self.send_timer.cancel()
-            self.send_timer = None
-
-    def data_received(self, data: bytes) -> None:
-        """Count the head's bytes; 431 once a head grows past the limit."""
-        if self.waiting_since is not None:
-            self.head_bytes += len(data)
-        super().data_received(data)
-        too_large = self.head_bytes > self.guard.max_header_bytes
-        if self.waiting_since is not None and too_large and not self.transport.is_closing():
-            metrics.CONNECTIONS_CLOSED.labels("headers_too_large").inc()
-            self._refuse(HeadersTooLarge(self.guard.max_header_bytes))
-
-    def on_message_begin(self) -> None:
-        """A new request starts: its head must be complete within the deadline."""
-        super().on_message_begin()
-        if self.waiting_since is None:
-            self._await_head()
-
-    def on_headers_complete(self) -> None:
-        """The head is in: no deadline for it any more (the body has its own, in the app)."""
-        self.waiting_since = None
-        self._stop_head_timer()
-        super().on_headers_complete()
-
-    def on_message_complete(self) -> None:
-        """The request is in; the next head is counted from its first byte."""
-        super().on_message_complete()
-        self.head_bytes = 0
-
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
         """Run the app, or the cheap 429 when a table request finds the in-flight limit full."""
         path: str = cycle.scope.get("path", "")
@@ -186,7 +128,7 @@ class GuardedProtocol(HttpToolsProtocol):
     async def _shed(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         error = self.guard.in_flight.overloaded()
-        status, headers, body = _encoded(error)
+        status, headers, body = encoded(error)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
         route = template_of(scope["path"], self.guard.templates)
@@ -195,26 +137,49 @@ class GuardedProtocol(HttpToolsProtocol):
         metrics.REQUESTS.labels(*labels).inc()
         metrics.ERRORS.labels(error.type).inc()
 
-    def _await_head(self) -> None:
-        self.head_bytes = 0
-        self.waiting_since = time.monotonic()
-        self._stop_head_timer()
-        self.head_timer = self.loop.call_later(self.guard.header_timeout, self._head_timed_out)
-
-    def _stop_head_timer(self) -> None:
-        if self.head_timer is not None:
-            self.head_timer.cancel()
-            self.head_timer = None
-
-    def _head_timed_out(self) -> None:
-        self.head_timer = None
-        if self.transport.is_closing() or self.waiting_since is None:
+    def check_deadlines(self, now: float) -> None:
+        """Close the connection if its head or body is overdue (called by the guard's sweep)."""
+        if self.transport.is_closing():
             return
-        metrics.CONNECTIONS_CLOSED.labels("header_timeout").inc()
-        if self.head_bytes:
-            self._refuse(HeadTimeout(self.guard.header_timeout))
-        else:
-            self.transport.close()
+        if self.waiting_since is not None and now - self.waiting_since > self.guard.header_timeout:
+            metrics.CONNECTIONS_CLOSED.labels("header_timeout").inc()
+            if self.head_bytes:
+                self.refuse(HeadTimeout(self.guard.header_timeout))
+            else:
+                self.transport.close()
+        elif self.body_since is not None and now - self.body_since > self.guard.body_timeout:
+            metrics.CONNECTIONS_CLOSED.labels("body_timeout").inc()
+            if self.running is not None and self.running.response_started:
+                self.abort()  # answered already (say, refused early): nothing more to say
+            else:
+                self.refuse(BodyTimeout(self.guard.body_timeout))
+
+    def abort(self) -> None:
+        """Drop the connection and what it buffered (close() would wait to send it first)."""
+        self._unstall()
+        self._disconnect_requests()
+        self.transport.abort()
+
+    def refuse(self, error: EngineError) -> None:
+        """Answer `error` in the envelope and close the connection, outside any request."""
+        status, headers, body = encoded(error)
+        lines = [b"HTTP/1.1 %d %s\r\n" % (status, HTTPStatus(status).phrase.encode())]
+        lines += [name + b": " + value + b"\r\n" for name, value in headers]
+        self.transport.write(b"".join([*lines, b"connection: close\r\n\r\n", body]))
+        self._disconnect_requests()
+        self.transport.close()
+        metrics.ERRORS.labels(error.type).inc()
+        self.waiting_since = self.body_since = None
+
+    def _disconnect_requests(self) -> None:
+        """Tell every request of this connection that its client is gone: their sends are
+        skipped rather than written to a closed transport, and a read returns at once."""
+        # The cycle answering now may be older than self.cycle when requests are pipelined.
+        cycles = [self.running, self.cycle, *(cycle for cycle, _ in self.pipeline)]
+        for cycle in cycles:
+            if cycle is not None:
+                cycle.disconnected = True
+                cycle.message_event.set()
 
     def _make_room(self) -> None:
         """Close the connection waiting longest for a head; this one if none is waiting."""
@@ -229,25 +194,12 @@ class GuardedProtocol(HttpToolsProtocol):
         metrics.CONNECTIONS_CLOSED.labels("connection_limit").inc()
         victim.transport.close()
 
-    def _refuse(self, error: EngineError) -> None:
-        """Answer `error` in the envelope and close the connection, outside any request."""
-        status, headers, body = _encoded(error)
-        lines = [b"HTTP/1.1 %d %s\r\n" % (status, HTTPStatus(status).phrase.encode())]
-        lines += [name + b": " + value + b"\r\n" for name, value in headers]
-        self.transport.write(b"".join([*lines, b"connection: close\r\n\r\n", body]))
-        self.transport.close()
-        metrics.ERRORS.labels(error.type).inc()
-        self.waiting_since = None
-        self._stop_head_timer()
+    def _cut_off(self) -> None:
+        metrics.CONNECTIONS_CLOSED.labels("send_timeout").inc()
+        self.abort()
 
-
-def _encoded(error: EngineError) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """(status, headers, body) of the error envelope for `error`."""
-    body = orjson.dumps({"error": {"type": error.type, "message": error.message, **error.details}})
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    extra = headers_of(error) or {}
-    headers += [(name.lower().encode(), value.encode()) for name, value in extra.items()]
-    return status_of(error), headers, body
+    def _unstall(self) -> None:
+        self.guard.stalled.pop(self, None)
+        if self.send_timer is not None:
+            self.send_timer.cancel()
+            self.send_timer = None

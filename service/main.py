@@ -123,11 +123,16 @@ def route_templates(app: FastAPI) -> list[str]:
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
     """Innermost first: direct queries, in-flight limit, body, access, metrics, CORS."""
     if settings.direct_queries:
-        app.add_middleware(DirectQueryMiddleware)
+        state = app.state
+        app.add_middleware(
+            DirectQueryMiddleware,
+            registry=state.registry,
+            limits=state.limits,
+            runtime=state.runtime,
+        )
     app.add_middleware(InFlightLimitMiddleware, in_flight=app.state.in_flight)
     rules = BodyRules(
         limit=settings.max_body_bytes,
-        timeout=settings.body_timeout_seconds,
         budget=settings.max_body_bytes_in_flight,
         retry_after=settings.retry_after_seconds,
     )

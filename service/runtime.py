@@ -13,7 +13,7 @@ from service.batching import Batcher, BatchSettings
 from service.cache import ResultCache
 from service.config import Settings
 from service.engine.grouped import score_per_table, search_per_table
-from service.engine.index import Prepared, SimilarityIndex
+from service.engine.index import Prepared, SimilarityIndex, directions
 from service.engine.queries import Neighbors, ScoreQuery, Scores
 
 
@@ -35,6 +35,11 @@ def limit_compute_threads(threads: int) -> None:
     faiss.omp_set_num_threads(threads)
 
 
+def search_directions(item: tuple[SimilarityIndex, Prepared]) -> int:
+    """A search item's work in directions scored against the table."""
+    return directions(item[1])
+
+
 class Runtime:
     """One search batcher (neighbours and analogies), one scoring batcher, one cache."""
 
@@ -47,7 +52,7 @@ class Runtime:
             retry_after=settings.retry_after_seconds,
         )
         self.search: Batcher[tuple[SimilarityIndex, Prepared], Neighbors] = Batcher(
-            "search", search_per_table, batching
+            "search", search_per_table, batching, cost=search_directions
         )
         self.score: Batcher[tuple[SimilarityIndex, ScoreQuery], Scores] = Batcher(
             "score", score_per_table, batching

@@ -109,3 +109,14 @@ def test_batching_off_computes_each_item_alone() -> None:
 
     assert asyncio.run(scenario()) == [2, 4, 6]
     assert recorder.batches == [[1], [2], [3]]
+
+
+def test_a_batch_holds_at_most_max_size_units_of_work() -> None:
+    """Items cost what `cost` says (a 3CosMul query one per term): a batch stops before the
+    item that would take it past max_size, and that item opens the next batch."""
+    recorder = Recorder()
+    batcher = Batcher("test", recorder, BatchSettings(max_size=10), cost=lambda item: item)
+    results = held(recorder, batcher, [1, 4, 4, 3, 9, 12, 1])
+    assert results == [2, 8, 8, 6, 18, 24, 2]
+    assert recorder.batches == [[1], [4, 4], [3], [9], [12], [1]]
+    assert all(sum(batch) <= 10 or len(batch) == 1 for batch in recorder.batches)

@@ -7,7 +7,6 @@ a request counts as in flight only once its body has arrived.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 from fastapi import Request
@@ -15,7 +14,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api.errors import engine_error_response
 from service.engine.errors import EngineError
-from service.errors import BodyTimeout, BodyTooLarge, Overloaded, UnsupportedMediaType
+from service.errors import BodyTooLarge, Overloaded, UnsupportedMediaType
 
 # Only table work is bounded: probes, scrapes and admin calls must get through an overload.
 BOUNDED_PREFIX = "/v1/tables"
@@ -80,19 +79,19 @@ class ClientDisconnected(Exception):
 
 @dataclass(frozen=True)
 class BodyRules:
-    """How bodies are read: the largest, the deadline, and the bytes held across requests."""
+    """How bodies are read: the largest, and the bytes held at once across requests."""
 
     limit: int
-    timeout: float
     budget: int
     retry_after: int
 
 
 class BodyMiddleware:
-    """Reads every body whole before the app sees it, within three bounds, each refused in the
+    """Reads every body whole before the app sees it, within two bounds, each refused in the
     envelope with the connection closed: 413 past `limit` bytes (at once from Content-Length,
-    else once it streams past), 408 when it does not arrive within `timeout` seconds, and 429
-    when the bodies held at once (read or being answered) would pass `budget` bytes.
+    else once it streams past), and 429 when the bodies held at once (read or being answered)
+    would pass `budget` bytes. The deadline for a body to arrive is the connection's
+    (service/connections.py: 408 and close), which costs no timer when it arrives with the head.
 
     The app would read the body whole anyway; a lying or absent Content-Length cannot get more
     past, and a client that sends its body slowly holds no in-flight slot (that comes after).
@@ -117,9 +116,8 @@ class BodyMiddleware:
         except ClientDisconnected:
             self._release(reserved)
             return  # nobody is left to answer
-        except (EngineError, TimeoutError) as problem:
+        except EngineError as error:
             self._release(reserved)
-            error = problem if isinstance(problem, EngineError) else BodyTimeout(self.rules.timeout)
             await refuse(error, scope, receive, send, close=True)
             return
         whole = {"type": "http.request", "body": body, "more_body": False}
@@ -129,23 +127,22 @@ class BodyMiddleware:
             self._release(reserved)
 
     async def _read(self, receive: Receive, declared: int, reserved: list[int]) -> bytes:
-        """The whole body within the deadline; BodyTooLarge or Overloaded past a bound."""
+        """The whole body; BodyTooLarge or Overloaded past a bound."""
         self._reserve(declared, reserved)
         chunks: list[bytes] = []
         size = 0
-        async with asyncio.timeout(self.rules.timeout):
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    raise ClientDisconnected
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > self.rules.limit:
-                    raise BodyTooLarge(self.rules.limit)
-                self._reserve(size, reserved)
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise ClientDisconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.rules.limit:
+                raise BodyTooLarge(self.rules.limit)
+            self._reserve(size, reserved)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def _reserve(self, size: int, reserved: list[int]) -> None:
         """Hold `size` bytes for this body (what it already holds counts); Overloaded if the

@@ -23,8 +23,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service.api.admission import is_json, replay
 from service.api.context import Context
 from service.api.errors import engine_error_response
+from service.api.limits import Limits
 from service.api.operations import OPERATIONS, Operation, respond
 from service.engine.errors import EngineError
+from service.engine.registry import Registry
+from service.runtime import Runtime
 
 PREFIX = "/v1/tables/"
 JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -33,8 +36,11 @@ JSON_HEADERS = [(b"content-type", b"application/json")]
 class DirectQueryMiddleware:
     """Answer valid POST /v1/tables/{table}/{operation} requests through operations.respond."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, registry: Registry, limits: Limits, runtime: Runtime) -> None:
         self.app = app
+        self.registry = registry
+        self.limits = limits
+        self.runtime = runtime
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         target = target_of(scope)
@@ -47,9 +53,9 @@ class DirectQueryMiddleware:
         if body is None:
             await self.app(scope, replay(message, receive), send)
             return
-        state = scope["app"].state
+        scope["route"] = operation.route
         try:
-            context = Context(state.registry.get(table), state.limits, state.runtime)
+            context = Context(self.registry.get(table), self.limits, self.runtime)
             answer = await respond(operation, body, context)
         except EngineError as error:
             await engine_error_response(error)(scope, receive, send)

@@ -22,6 +22,7 @@ class Limits:
     max_exclude: int
     max_matrix_tokens: int
     max_results: int
+    max_directions: int
     max_projection_points: int
     projection_sample_rows: int
     max_text_length: int
@@ -37,6 +38,7 @@ class Limits:
             max_exclude=settings.max_exclude,
             max_matrix_tokens=settings.max_matrix_tokens,
             max_results=settings.max_results,
+            max_directions=settings.max_directions,
             max_projection_points=settings.max_projection_points,
             projection_sample_rows=settings.projection_sample_rows,
             max_text_length=settings.max_text_length,
@@ -61,6 +63,11 @@ class Limits:
     def check_results(self, count: int) -> None:
         """Results of one request: k summed over its queries (the answer's size)."""
         within("results (k summed over the queries)", count, self.max_results)
+
+    def check_directions(self, count: int) -> None:
+        """Directions one request scores against every row: a neighbour or 3CosAdd query is
+        one, a 3CosMul query one per term."""
+        within("query directions (a 3CosMul query counts one per term)", count, self.max_directions)
 
     def check_projection_points(self, points: int) -> None:
         """Points of one /projection request (the answer is ~75 bytes a point)."""

@@ -27,6 +27,13 @@ def never(body: Any) -> bool:
 
 
 @dataclass(frozen=True)
+class Route:
+    """What the metrics need of a route: its path template."""
+
+    path: str
+
+
+@dataclass(frozen=True)
 class Operation:
     """One query of the table API: how its body is validated, answered and cached."""
 
@@ -34,6 +41,11 @@ class Operation:
     body: TypeAdapter[Any]
     run: Callable[[Any, Context], Awaitable[bytes]]
     cacheable: Callable[[Any], bool] = never
+
+    @property
+    def route(self) -> Route:
+        """The operation's route template, for requests answered without FastAPI's router."""
+        return Route(f"/v1/tables/{{table}}/{self.name}")
 
 
 NEIGHBORS = Operation(
@@ -74,8 +86,7 @@ def cache_key(operation: Operation, body: Any, context: Context) -> bytes:
     The canonical form is the validated model serialised with every field, defaults included,
     in declaration order: whitespace, key order and omitted defaults do not make a new entry.
     """
-    served = context.served
-    digest = hashlib.blake2b(digest_size=16)
-    digest.update(f"{served.name}\0{served.loaded_at.isoformat()}\0{operation.name}\0".encode())
+    digest = hashlib.blake2b(context.served.cache_prefix, digest_size=16)
+    digest.update(operation.name.encode())
     digest.update(body.__pydantic_serializer__.to_json(body))
     return digest.digest()

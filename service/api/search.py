@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from starlette.concurrency import run_in_threadpool
+
 from service import schemas
 from service.api.context import Context
-from service.api.resolve import Resolver, resolved, texts_of, tokens_of
-from service.api.serialize import neighbors_json
-from service.engine.index import Prepared
+from service.api.resolve import Resolver, texts_of, tokens_of
+from service.api.serialize import Matched, neighbors_json
+from service.engine.index import Prepared, SimilarityIndex, directions
 
 Query = schemas.NeighborsRequest | schemas.AnalogyRequest
 BATCHES = (schemas.NeighborsBatchRequest, schemas.AnalogyBatchRequest)
@@ -20,19 +22,44 @@ SearchBody = (
 )
 
 
+# Requests naming more tokens than this are resolved and prepared on a worker thread: a batch
+# of 256 analogies with 1,000 exclusions each took 0.3 s, which the event loop cannot give.
+ON_LOOP_TOKENS = 64
+
+
 async def search(body: SearchBody, context: Context) -> bytes:
     """The JSON answer to a neighbour or analogy request, single or batch."""
     batch = isinstance(body, BATCHES)
     queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
-    resolver = Resolver(context.served, context.limits)
     context.limits.check_batch(len(queries))
-    tokens = [token for query in queries for token in tokens_of(query)]
-    await resolved(resolver, tokens, [text for query in queries for text in texts_of(query)])
+    if _off_the_loop(queries):
+        prepared, matched = await run_in_threadpool(_prepare_all, queries, context)
+    else:
+        prepared, matched = _prepare_all(queries, context)
+    results = await context.runtime.search.submit_many(prepared)
+    return neighbors_json(context.served.table, results, matched, batch)
+
+
+def _off_the_loop(queries: Sequence[Query]) -> bool:
+    """Many tokens, or any text: splitting takes about 0.75 us a character."""
+    texts = any(texts_of(query) for query in queries)
+    return texts or sum(len(tokens_of(query)) for query in queries) > ON_LOOP_TOKENS
+
+
+def _prepare_all(
+    queries: Sequence[Query], context: Context
+) -> tuple[list[tuple[SimilarityIndex, Prepared]], Matched]:
+    """Every query resolved, checked against the limits and prepared for the batcher."""
+    resolver = Resolver(context.served, context.limits)
+    resolver.resolve(
+        [token for query in queries for token in tokens_of(query)],
+        [text for query in queries for text in texts_of(query)],
+    )
     index = context.served.index
     prepared = [(index, _prepare(resolver, query)) for query in queries]
     context.limits.check_results(sum(query.k for _, query in prepared))
-    results = await context.runtime.search.submit_many(prepared)
-    return neighbors_json(context.served.table, results, resolver.matched, batch)
+    context.limits.check_directions(sum(directions(query) for _, query in prepared))
+    return prepared, resolver.matched
 
 
 def names_only(body: SearchBody) -> bool:

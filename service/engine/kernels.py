@@ -36,10 +36,16 @@ def rows_per_block(directions: int, rows: int) -> int:
     return max(1, min(rows, SCORES_BUDGET // (4 * max(1, directions))))
 
 
+Excluded = Sequence[np.ndarray] | None
+
+
 class Kernel(Protocol):
     """Scores directions against the first `searchable` unit rows."""
 
     description: str
+    # Whether candidates() leaves out each query's excluded positions itself (then it needs
+    # only k candidates, not k plus the exclusions).
+    masks_exclusions: bool
 
     @property
     def nbytes(self) -> int:
@@ -51,9 +57,12 @@ class Kernel(Protocol):
         ...
 
     def candidates(
-        self, directions: np.ndarray, depth: int, searchable: int
+        self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
     ) -> Sequence[np.ndarray] | np.ndarray:
-        """Per direction, positions of (at least) its `depth` best rows, unordered; -1 pads."""
+        """Per direction, positions of (at least) its `depth` best rows, unordered; -1 pads.
+
+        `excluded[i]`: index positions direction i must not get (when masks_exclusions).
+        """
         ...
 
 
@@ -61,6 +70,7 @@ class BlasKernel:
     """Unit rows stored transposed; one BLAS matrix product per batch."""
 
     description = "exact inner product, BLAS matrix product"
+    masks_exclusions = True
 
     def __init__(self, unit: np.ndarray) -> None:
         self.rows_t = np.ascontiguousarray(unit.T)
@@ -77,19 +87,24 @@ class BlasKernel:
             return np.stack([direction @ rows_t for direction in directions])
         return directions @ rows_t
 
-    def candidates(self, directions: np.ndarray, depth: int, searchable: int) -> list[np.ndarray]:
-        """Per direction, positions of its `depth` best rows and any that may tie with them."""
+    def candidates(
+        self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
+    ) -> list[np.ndarray]:
+        """Per direction, positions of its `depth` best rows and any that may tie with them,
+        its excluded positions left out."""
         slack = float32_dot_error(self.rows_t.shape[0])
         block = rows_per_block(len(directions), searchable)
         if block >= searchable:
-            return candidate_rows(self.scores(directions, 0, searchable), depth, slack)
-        return _blocked_candidates(self, directions, depth, searchable, block, slack)
+            scores = mask(self.scores(directions, 0, searchable), excluded, 0)
+            return candidate_rows(scores, depth, slack)
+        return _blocked_candidates(self, directions, depth, searchable, block, slack, excluded)
 
 
 class FaissKernel:
     """Unit rows in a FAISS IndexFlatIP, searched by FAISS."""
 
     description = "exact inner product, FAISS IndexFlatIP"
+    masks_exclusions = False
 
     def __init__(self, unit: np.ndarray) -> None:
         self.index = faiss.IndexFlatIP(unit.shape[1])
@@ -108,7 +123,9 @@ class FaissKernel:
         """(batch, stop - start) float32 inner products with index positions start..stop."""
         return directions @ self.rows[start:stop].T
 
-    def candidates(self, directions: np.ndarray, depth: int, searchable: int) -> np.ndarray:
+    def candidates(
+        self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
+    ) -> np.ndarray:
         """(batch, depth + margin) positions of each direction's best rows (ties cut arbitrarily).
 
         FAISS cuts at a fixed count, so it returns RESCORE_MARGIN extra rows: float32 rounding
@@ -129,6 +146,7 @@ def _blocked_candidates(
     searchable: int,
     block: int,
     slack: float,
+    excluded: Excluded,
 ) -> list[np.ndarray]:
     """candidate_rows over blocks of rows, merged: the same rows as one pass over all of them.
 
@@ -140,7 +158,7 @@ def _blocked_candidates(
     values: list[list[np.ndarray]] = [[] for _ in directions]
     for start in range(0, searchable, block):
         stop = min(start + block, searchable)
-        scores = kernel.scores(directions, start, stop)
+        scores = mask(kernel.scores(directions, start, stop), excluded, start)
         for query, columns in enumerate(candidate_rows(scores, min(depth, stop - start), slack)):
             positions[query].append(columns + start)
             values[query].append(scores[query, columns])
@@ -152,6 +170,17 @@ def _blocked_candidates(
             found = found[score >= bound]
         merged.append(found)
     return merged
+
+
+def mask(scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
+    """`scores` (positions start..) with each row's excluded positions set to -inf, in place."""
+    if excluded is None:
+        return scores
+    stop = start + scores.shape[1]
+    for row, positions in enumerate(excluded):
+        inside = positions[(positions >= start) & (positions < stop)]
+        scores[row, inside - start] = -np.inf
+    return scores
 
 
 def float32_dot_error(width: int, scale: float = 1.0) -> float:

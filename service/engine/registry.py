@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
@@ -34,6 +35,11 @@ class ServedTable:
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
         tokenizer = text_tokenizer(self.table, self.case_insensitive, self.name)
         object.__setattr__(self, "text", tokenizer)
+
+    @cached_property
+    def cache_prefix(self) -> bytes:
+        """What keys this load's cached answers apart from any other table's or load's."""
+        return f"{self.name}\0{self.loaded_at.isoformat()}\0".encode()
 
 
 class Registry:

@@ -79,7 +79,11 @@ def _excluded(
     queries: Sequence[NeighborQuery], owner: np.ndarray, ids: np.ndarray, rows: int
 ) -> np.ndarray:
     """Which (query, row) candidate pairs name a row the query excludes."""
-    keys = [i * rows + row for i, query in enumerate(queries) for row in query.exclude]
-    if not keys:
+    parts = [
+        i * rows + np.fromiter(query.exclude, dtype=np.int64, count=len(query.exclude))
+        for i, query in enumerate(queries)
+        if query.exclude
+    ]
+    if not parts:
         return np.zeros(ids.size, dtype=bool)
-    return np.isin(owner * rows + ids, np.asarray(keys, dtype=np.int64))
+    return np.isin(owner * rows + ids, np.concatenate(parts))

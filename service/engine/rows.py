@@ -88,6 +88,13 @@ class RowStore:
         dots = np.sum(raw[:, None, :] * directions[None, :, :], axis=2)
         return dots / self.norms64[rows, None]
 
+    def positions_of(self, rows: frozenset[int]) -> np.ndarray:
+        """The index positions of `rows` (zero rows have none), sorted."""
+        if not rows:
+            return np.empty(0, dtype=np.int64)
+        positions = self.positions[np.fromiter(rows, dtype=np.int64, count=len(rows))]
+        return np.sort(positions[positions >= 0])
+
     def searchable(self, restrict: int | None) -> int:
         """How many index positions lie within the first `restrict` table rows."""
         if restrict is None:

@@ -16,7 +16,7 @@ from typing import cast
 import numpy as np
 
 from service.engine.errors import ZeroVector
-from service.engine.kernels import SCORES_BUDGET, Kernel, float32_dot_error
+from service.engine.kernels import SCORES_BUDGET, Kernel, float32_dot_error, mask
 from service.engine.queries import AnalogyQuery, NeighborQuery, TermMix
 from service.engine.rows import RowStore
 from service.engine.topk import candidate_rows
@@ -46,8 +46,10 @@ def candidates_by_terms(
     queries: Sequence[NeighborQuery],
     depth: int,
     searchable: int,
+    excluded: Sequence[np.ndarray],
 ) -> list[np.ndarray]:
-    """Per query, candidate positions from the weighted sums of shared term scores."""
+    """Per query, candidate positions from the weighted sums of shared term scores, its
+    excluded positions left out."""
     mixes = [query.mix for query in queries if query.mix is not None]
     rows = np.concatenate([mix.rows for mix in mixes])
     distinct, inverse = np.unique(rows, return_inverse=True)
@@ -62,6 +64,7 @@ def candidates_by_terms(
     for first in range(0, len(mixes), CHUNK):
         count = min(CHUNK, len(mixes) - first)
         slack = [error * sums.into(first + i, combined[i]) for i in range(count)]
+        mask(combined[:count], excluded[first : first + count], 0)
         # Selected while the chunk's sums are still in cache.
         found.extend(candidate_rows(combined[:count], depth, np.asarray(slack)))
     return found

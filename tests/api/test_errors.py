@@ -121,3 +121,17 @@ def test_the_server_keeps_serving_after_errors(client: TestClient) -> None:
         client.post(f"{MINILM}/neighbors", json={"vector": [float("1e308")] * 2})
     response = client.post(f"{MINILM}/neighbors", json={"token": "king", "k": 1})
     assert response.json()["neighbors"][0]["token"] == "kings"
+
+
+def test_3cosmul_terms_count_against_the_directions_limit(client: TestClient, minilm) -> None:
+    """A 3CosMul query is scored once per term: 16 queries of 16 terms are 256 directions (the
+    limit), 17 of them are refused before any work."""
+    words = [t for t in minilm.tokens[3000:] if t.isalpha()][:300]
+    queries = [
+        {"positive": words[i * 16 : i * 16 + 16], "method": "mul", "k": 3} for i in range(17)
+    ]
+    assert client.post(f"{MINILM}/analogy", json={"queries": queries[:16]}).status_code == 200
+    error = assert_envelope(
+        client.post(f"{MINILM}/analogy", json={"queries": queries}), 422, "LimitExceeded"
+    )
+    assert error["limit"] == 256 and error["got"] == 272

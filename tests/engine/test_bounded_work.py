@@ -154,3 +154,29 @@ def test_cosmul_with_huge_weights_ranks_rows_and_never_answers_a_zero_row() -> N
     )
     cosines[[0, 7]] = -np.inf
     assert result.ids.tolist() == np.argsort(-cosines)[:5].tolist()
+
+
+@pytest.mark.parametrize("budget", [None, 64 * 1024])
+def test_exclusions_are_left_out_of_the_selection_exactly(
+    minilm, index, monkeypatch, budget
+) -> None:
+    """With k candidates only (exclusions masked, not added to the depth), excluding a query's
+    whole top 50 still answers the next k rows, as a brute-force float64 search does."""
+    if budget is not None:
+        from service.engine import kernels
+
+        monkeypatch.setattr(kernels, "SCORES_BUDGET", budget)
+    rng = np.random.default_rng(8)
+    unit = minilm.vectors.astype(np.float64)
+    norms = np.linalg.norm(unit, axis=1)
+    for _ in range(5):
+        vector = rng.normal(size=minilm.width)
+        exact = unit @ (vector / np.linalg.norm(vector)) / norms
+        top = np.argsort(-exact)
+        excluded = frozenset(int(row) for row in top[:50]) | frozenset(
+            int(row) for row in rng.choice(minilm.rows, 200)
+        )
+        [result] = index.neighbors([NeighborQuery(vector, 10, excluded)])
+        expected = [int(row) for row in top if int(row) not in excluded][:10]
+        assert result.ids.tolist() == expected
+        np.testing.assert_allclose(result.scores, exact[expected], rtol=0, atol=1e-12)

@@ -153,21 +153,26 @@ def _metrics(server: str) -> str:
 
 
 def test_table_requests_arriving_at_the_in_flight_limit_are_refused_at_once() -> None:
-    """While one heavy analogy batch holds the only in-flight slot, table requests are refused
-    with 429 from the connection itself (no body read, no middleware), in the envelope, with
-    Retry-After, and counted in the metrics under their route; probes still answer."""
+    """While the only in-flight slot is held (a client pipelines large lookups and does not
+    read them, so the second waits to be sent), table requests are refused with 429 from the
+    connection itself (no body read, no middleware), in the envelope, with Retry-After, and
+    counted in the metrics under their route; probes still answer."""
     env = {"EMBEDDING_SERVICE_MAX_IN_FLIGHT": "1", "EMBEDDING_SERVICE_CACHE_BYTES": "0"}
+    lookup = json.dumps({"ids": list(range(2000, 2256))}).encode()  # ~2 MB of JSON floats
+    request = (
+        b"POST /v1/tables/minilm/lookup HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(lookup), lookup)
+    )
     with server_process(env) as (_, base):
-        words = ["king", "queen", "man", "woman", "paris", "france", "berlin", "germany"]
-        query = {"positive": words[:4], "negative": words[4:], "method": "mul", "k": 128}
-        heavy = json.dumps({"queries": [query] * 256}).encode()
         before = _requests_4xx(base)
-        with connect(base) as busy:
-            busy.sendall(
-                b"POST /v1/tables/minilm/analogy HTTP/1.1\r\nHost: x\r\n"
-                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(heavy) + heavy
-            )
-            time.sleep(0.05)
+        host, port = base.removeprefix("http://").split(":")
+        with socket.socket() as busy:
+            busy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            busy.connect((host, int(port)))
+            busy.sendall(request * 8)
+            deadline = time.monotonic() + 20
+            while _in_flight(base) < 1 and time.monotonic() < deadline:
+                time.sleep(0.1)  # until one of the lookups waits to be sent
             refused = [
                 call(f"{base}/v1/tables/minilm/neighbors", {"token": "king"}) for _ in range(5)
             ]
@@ -185,6 +190,12 @@ def test_table_requests_arriving_at_the_in_flight_limit_are_refused_at_once() ->
     for status, answer in refused:
         assert status == 429 and answer["error"]["type"] == "Overloaded", answer
     assert raw.startswith(b"HTTP/1.1 429") and b"retry-after: 1\r\n" in raw.lower()
+
+
+def _in_flight(base: str) -> float:
+    prefix = "embedding_service_http_requests_in_flight "
+    lines = [line for line in _metrics(base).splitlines() if line.startswith(prefix)]
+    return float(lines[0].removeprefix(prefix)) if lines else 0.0
 
 
 def _requests_4xx(base: str) -> float:

@@ -1,0 +1,286 @@
+"""Issue 10's catalogue of attacks against a real server that is memory-limited like its pod.
+
+    sudo .venv/bin/python -m loadtests.attack [--memory-mib 1024] [--seconds 12]
+
+The server runs with the Kubernetes manifest's 1 GiB memory limit (a cgroup, v1 or v2, when
+this process may create one; else RLIMIT_AS, which also counts reserved address space, so it
+is set higher and the report says so), the container's 1,024 file descriptors, API keys and an
+admin key. Each attack (loadtests/attacks.py) runs for a bounded time against 127.0.0.1 only,
+while a probe client opens a new connection every 50 ms for /healthz and a neighbours query.
+Per attack it prints: whether the server is alive afterwards, its peak resident memory during
+the attack (VmHWM, reset before each), the cgroup's peak when there is one (page cache
+included), the probe's p99 and its failures. Exit 1 if the server died or the probe failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from loadtests import attacks
+from loadtests.server import LOGS, free_port, server_log, wait_until_ready
+
+API_KEY = "attack-api-key"
+ADMIN_KEY = "attack-admin-key"
+PROBE_INTERVAL = 0.05
+PROBE_P99_LIMIT_MS = 1000.0
+
+
+@dataclass
+class Probe:
+    """A client that opens a new connection for each request, alongside the attack."""
+
+    port: int
+    latencies: list[float] = field(default_factory=list)
+    failures: int = 0
+    running: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        """Alternate /healthz and a neighbours query until stopped."""
+        body = json.dumps({"token": "king", "k": 5})
+        turn = 0
+        while self.running.is_set():
+            started = time.perf_counter()
+            path = "/healthz" if turn % 2 == 0 else "/v1/tables/minilm/neighbors"
+            turn += 1
+            try:
+                status = self._request(path, body if turn % 2 == 0 else None)
+                ok = status == 200
+            except OSError:
+                ok = False
+            if ok:
+                self.latencies.append(time.perf_counter() - started)
+            else:
+                self.failures += 1
+            time.sleep(max(0.0, PROBE_INTERVAL - (time.perf_counter() - started)))
+
+    def _request(self, path: str, body: str | None) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            headers = {"authorization": f"Bearer {API_KEY}", "content-type": "application/json"}
+            connection.request("POST" if body else "GET", path, body, headers)
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
+
+    def p99_ms(self) -> float:
+        """The p99 of the probe's successful requests."""
+        return float(np.percentile(self.latencies, 99)) * 1000 if self.latencies else float("inf")
+
+
+class MemoryLimit:
+    """A memory cgroup (v1 or v2) for the server, or RLIMIT_AS when none can be made."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.path, self.version = _make_cgroup(limit)
+
+    @property
+    def kind(self) -> str:
+        """How the limit is enforced, for the report."""
+        if self.path is None:
+            return f"RLIMIT_AS {self.limit // 2**20} MiB (no cgroup could be made)"
+        return f"cgroup v{self.version} memory limit {self.limit // 2**20} MiB"
+
+    def enter(self) -> None:
+        """In the child before exec: join the cgroup (or limit the address space)."""
+        if self.path is None:
+            resource.setrlimit(resource.RLIMIT_AS, (self.limit, self.limit))
+            return
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def peak_and_reset(self) -> int | None:
+        """The cgroup's peak usage since the last call (None without a cgroup)."""
+        if self.path is None:
+            return None
+        name = "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"
+        try:
+            peak = int((self.path / name).read_text())
+            if self.version == 1:
+                (self.path / name).write_text("0")
+            return peak
+        except OSError:
+            return None
+
+    def remove(self) -> None:
+        """Delete the cgroup (once the server has exited)."""
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.rmdir()
+
+
+def _make_cgroup(limit: int) -> tuple[Path | None, int]:
+    name = f"embedding-attack-{os.getpid()}"
+    for root, version, setting in (
+        (Path("/sys/fs/cgroup/memory"), 1, "memory.limit_in_bytes"),
+        (Path("/sys/fs/cgroup/unified"), 2, "memory.max"),
+        (Path("/sys/fs/cgroup"), 2, "memory.max"),
+    ):
+        try:
+            path = root / name
+            path.mkdir()
+            (path / setting).write_text(str(limit))
+            if version == 1:
+                with contextlib.suppress(OSError):  # no swap to escape into, where supported
+                    (path / "memory.memsw.limit_in_bytes").write_text(str(limit))
+            return path, version
+        except OSError:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                path.rmdir()
+    return None, 0
+
+
+def reset_peak_rss(pid: int) -> None:
+    """Start VmHWM (peak resident memory) over from the current RSS."""
+    with contextlib.suppress(OSError):
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def peak_rss(pid: int) -> int | None:
+    """VmHWM of `pid` in bytes, or None if it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+@contextlib.contextmanager
+def attacked_server(
+    memory: MemoryLimit, tables_dir: Path
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """The service with keys and the admin route, memory-limited, 1,024 descriptors."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "EMBEDDING_SERVICE_LOG_LEVEL": "warning",
+        "EMBEDDING_SERVICE_API_KEYS": json.dumps([API_KEY]),
+        "EMBEDDING_SERVICE_ADMIN_KEY": ADMIN_KEY,
+        "EMBEDDING_SERVICE_ADMIN_TABLES_DIR": str(tables_dir),
+    }
+
+    def limits() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+        memory.enter()
+
+    log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives with the server)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--port", str(port)],
+        env=env,
+        preexec_fn=limits,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        text=True,
+    )
+    LOGS[process.pid] = log
+    try:
+        wait_until_ready(f"http://127.0.0.1:{port}", process)
+        yield process, port
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+def alive(process: subprocess.Popen[str], port: int) -> bool:
+    """The process runs and answers /healthz."""
+    if process.poll() is not None:
+        return False
+    try:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status == 200
+    except OSError:
+        return False
+
+
+def run_attack(
+    attack: attacks.Attack,
+    process: subprocess.Popen[str],
+    port: int,
+    memory: MemoryLimit,
+    tables: Path,
+) -> tuple[bool, str]:
+    """One attack with the probe alongside; (passed, report line)."""
+    reset_peak_rss(process.pid)
+    memory.peak_and_reset()
+    probe = Probe(port)
+    probe.running.set()
+    thread = threading.Thread(target=probe.run, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    try:
+        detail = attack.run(attacks.Target(port, API_KEY, ADMIN_KEY, tables))
+    except Exception as error:  # the attacker's own failure is reported, not fatal
+        detail = f"attack client error: {type(error).__name__}: {error}"
+    probe.running.clear()
+    thread.join()
+    rss, cgroup = peak_rss(process.pid), memory.peak_and_reset()
+    up = alive(process, port)
+    p99 = probe.p99_ms()
+    passed = up and p99 < PROBE_P99_LIMIT_MS and probe.failures == 0
+    memory_text = f"peak RSS {rss / 2**20:5.0f} MiB" if rss else "peak RSS    ? MiB"
+    if cgroup is not None:
+        memory_text += f" (cgroup {cgroup / 2**20:5.0f} MiB)"
+    line = (
+        f"{'PASS' if passed else 'FAIL'}  {attack.name:<28} alive={'yes' if up else 'NO '}  "
+        f"{memory_text}  probe p99 {p99:6.0f} ms, {len(probe.latencies)} ok, "
+        f"{probe.failures} failed  [{time.monotonic() - started:4.1f} s] {detail}"
+    )
+    return passed, line
+
+
+def main() -> int:
+    """Every attack in turn; a server that dies is reported and started again."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memory-mib", type=int, default=1024)
+    parser.add_argument("--seconds", type=float, default=12.0, help="length of each attack")
+    parser.add_argument("--only", nargs="*", help="names of attacks to run")
+    args = parser.parse_args()
+    memory = MemoryLimit(args.memory_mib * 2**20)
+    if memory.path is None:  # RLIMIT_AS counts reserved address space: give it room
+        memory = MemoryLimit(4 * args.memory_mib * 2**20)
+    print(f"command: python -m loadtests.attack {' '.join(sys.argv[1:])}".rstrip())
+    print(f"machine: {os.cpu_count()} cores; server: {memory.kind}, 1,024 file descriptors")
+    catalogue = [a for a in attacks.catalogue(args.seconds) if not args.only or a.name in args.only]
+    results = []
+    with tempfile.TemporaryDirectory() as folder:
+        tables = Path(folder)
+        attacks.prepare(tables)
+        pending = list(catalogue)
+        while pending:
+            with attacked_server(memory, tables) as (process, port):
+                while pending:
+                    passed, line = run_attack(pending.pop(0), process, port, memory, tables)
+                    print(line, flush=True)
+                    results.append(passed)
+                    if process.poll() is not None:
+                        print(f"  server died: {server_log(process, 1500)}")
+                        break
+    memory.remove()
+    failed = results.count(False)
+    print(f"{len(results) - failed} of {len(results)} attacks survived with the probe answering")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    shutil.which("wrk") or sys.exit("wrk is needed: scripts/install-system-deps")
+    sys.exit(main())
