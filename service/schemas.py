@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -19,11 +20,42 @@ MAX_TOKEN_LENGTH = 256
 MAX_ITEMS = 10_000
 MAX_WIDTH = 65_536
 MAX_K = 100_000
+# Text is bounded by the max_text_length setting; this is the ceiling no setting can lift.
+MAX_TEXT_LENGTH = 1_000_000
 # Far above any real embedding component, and small enough that no dot product of such a
 # vector with a table row can overflow float32 into infinity.
 MAX_COMPONENT = 1e15
 
 Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN_LENGTH)]
+
+
+def _unicode(text: str) -> str:
+    """JSON's \\ud800 escapes decode to lone surrogates, which no tokenizer can read."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text must be valid Unicode (it has a lone surrogate)") from None
+    return text
+
+
+Text = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_TEXT_LENGTH,
+        description="Text, split into the table's tokens by its tokenizer (or, for a word "
+        "table, on whitespace into its words).",
+    ),
+    AfterValidator(_unicode),
+]
+Pieces = Annotated[
+    Literal["one", "mean"],
+    Field(
+        description="A text that is split into several pieces: 'one' (the default) refuses it "
+        "with 422 SeveralPieces, which shows the split; 'mean' uses the mean of the pieces' raw "
+        "rows (how a new vocabulary row is often initialised; not a sentence embedding)."
+    ),
+]
 
 
 def _json_number(value: object) -> object:
@@ -99,15 +131,27 @@ class Neighbor(Strict):
 
 
 class Matched(Strict):
-    """Tokens that matched only through the case-insensitive fallback: query -> stored token."""
+    """Tokens that matched only through the case-insensitive fallback (query -> stored token),
+    and texts: the one token they are, when it is not the text itself, or their pieces."""
 
-    matched: dict[str, str] = Field(default_factory=dict)
+    matched: dict[str, str | list[str]] = Field(default_factory=dict)
+
+
+class TextKey(Strict):
+    """A text in place of a token: split by the table's tokenizer."""
+
+    text: Text
+    pieces: Pieces = "one"
+
+
+# A token, or {"text": ..., "pieces": ...}: a string and an object, never ambiguous.
+Key = Token | TextKey
 
 
 class LookupRequest(Strict):
     model_config = exactly_one_of("tokens", "ids")
 
-    tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     include_vector: Flag = True
     encoding: Literal["float", "base64"] = Field(
@@ -124,7 +168,7 @@ class LookupRequest(Strict):
 
 class LookupItem(Strict):
     token: str
-    id: int
+    id: int | None = Field(None, description="The row; absent for the mean of a text's pieces.")
     norm: float
     vector: list[float] | None = None
     vector_b64: str | None = None
@@ -136,19 +180,21 @@ class LookupResponse(Matched):
 
 
 class NeighborsRequest(Strict):
-    model_config = exactly_one_of("token", "id", "vector", "vector_b64")
+    model_config = exactly_one_of("token", "id", "vector", "vector_b64", "text")
 
     token: Token | None = None
     id: RowId | None = None
     vector: Vector | None = None
     vector_b64: Base64Vector | None = None
+    text: Text | None = None
+    pieces: Pieces = "one"
     k: K | None = None
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
     restrict: Restrict | None = None
 
     @model_validator(mode="after")
     def _one_query(self) -> Self:
-        _exactly_one(self, ("token", "id", "vector", "vector_b64"))
+        _exactly_one(self, ("token", "id", "vector", "vector_b64", "text"))
         return self
 
 
@@ -175,16 +221,18 @@ def _batch_or_single(value: object) -> str:
 
 
 class WeightedTerm(Strict):
-    model_config = exactly_one_of("token", "vector", "vector_b64")
+    model_config = exactly_one_of("token", "vector", "vector_b64", "text")
 
     token: Token | None = None
     vector: Vector | None = None
     vector_b64: Base64Vector | None = None
+    text: Text | None = None
+    pieces: Pieces = "one"
     weight: Weight = 1.0
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
-        _exactly_one(self, ("token", "vector", "vector_b64"))
+        _exactly_one(self, ("token", "vector", "vector_b64", "text"))
         return self
 
 
@@ -219,8 +267,8 @@ AnalogyBody = Annotated[
 class SimilarityRequest(Strict):
     model_config = exactly_one_of("pairs", "tokens")
 
-    pairs: list[tuple[Token, Token]] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
-    tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    pairs: list[tuple[Key, Key]] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
 
     @model_validator(mode="after")
     def _one_form(self) -> Self:
@@ -240,10 +288,14 @@ class SimilarityResponse(Matched):
 
 
 class ScoreRequest(Strict):
-    model_config = exactly_one_of("vector", "vector_b64")
+    model_config = exactly_one_of("vector", "vector_b64", "text")
 
     vector: Vector | None = None
     vector_b64: Base64Vector | None = None
+    text: Text | None = Field(
+        None, description="Score this text's raw row (or the mean of its pieces' rows)."
+    )
+    pieces: Pieces = "one"
     k: K | None = None
     softmax: Flag = False
     temperature: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
@@ -251,7 +303,7 @@ class ScoreRequest(Strict):
 
     @model_validator(mode="after")
     def _one_vector(self) -> Self:
-        _exactly_one(self, ("vector", "vector_b64"))
+        _exactly_one(self, ("vector", "vector_b64", "text"))
         return self
 
 
@@ -260,6 +312,7 @@ class ScoredToken(Strict):
     id: int
     logit: float
     probability: float | None = None
+    text: str | None = Field(None, description="The row decoded to text (text queries).")
 
 
 class TargetScore(ScoredToken):

@@ -31,6 +31,8 @@ STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
     errors.InvalidQuery: 422,
     errors.InvalidVector: 422,
     errors.LimitExceeded: 422,
+    errors.SeveralPieces: 422,
+    errors.EmptyText: 422,
     errors.TableLoadError: 422,
     service_errors.Unauthorized: 401,
     service_errors.TableExists: 409,

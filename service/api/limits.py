@@ -30,6 +30,7 @@ class Limits:
     projection_sample_rows: int
     max_diagnostics_limit: int
     max_evaluation_questions: int
+    max_text_length: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -47,6 +48,7 @@ class Limits:
             projection_sample_rows=settings.projection_sample_rows,
             max_diagnostics_limit=settings.max_diagnostics_limit,
             max_evaluation_questions=settings.max_evaluation_questions,
+            max_text_length=settings.max_text_length,
         )
 
     def checked_k(self, k: int | None) -> int:
@@ -87,6 +89,22 @@ class Limits:
     def check_questions(self, count: int) -> None:
         """Analogy questions or word pairs of one /evaluate request."""
         within("evaluation questions", count, self.max_evaluation_questions)
+
+    def check_text_length(self, characters: int) -> None:
+        """Characters of text in one request, summed over its distinct texts."""
+        within(
+            "text length (characters, summed over the request's texts)",
+            characters,
+            self.max_text_length,
+        )
+
+    def check_piece_vectors(self, count: int) -> None:
+        """Pieces answered with their rows (include_vector): as many as a lookup may have."""
+        within("pieces with vectors", count, self.max_batch)
+
+    def check_detokenize(self, count: int) -> None:
+        """Ids of one detokenize: as many as the pieces of the longest text allowed."""
+        within("ids to detokenize", count, self.max_text_length)
 
     def check_matrix(self, size: int) -> None:
         """Tokens of one similarity matrix (the answer is size x size)."""

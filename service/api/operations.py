@@ -15,10 +15,11 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from service import schemas
-from service.api import diagnostics, projection, search, vectors
+from service.api import diagnostics, projection, search, tokenize, vectors
 from service.api.context import Context
 from service.schemas_diagnostics import DiagnosticsRequest, EvaluateRequest
 from service.schemas_projection import ProjectionRequest, ProjectRequest
+from service.schemas_text import TokenizeRequest
 
 
 def never(body: Any) -> bool:
@@ -59,6 +60,7 @@ PROJECTION = Operation("projection", TypeAdapter(ProjectionRequest), projection.
 PROJECT = Operation("project", TypeAdapter(ProjectRequest), projection.project)
 DIAGNOSTICS = Operation("diagnostics", TypeAdapter(DiagnosticsRequest), diagnostics.diagnostics)
 EVALUATE = Operation("evaluate", TypeAdapter(EvaluateRequest), diagnostics.evaluate)
+TOKENIZE = Operation("tokenize", TypeAdapter(TokenizeRequest), tokenize.tokenize)
 OPERATIONS = {
     op.name: op
     for op in (
@@ -71,6 +73,7 @@ OPERATIONS = {
         PROJECT,
         DIAGNOSTICS,
         EVALUATE,
+        TOKENIZE,
     )
 }
 

@@ -8,8 +8,8 @@ from starlette.concurrency import run_in_threadpool
 
 from service import schemas
 from service.api.context import Context
-from service.api.resolve import Resolver, tokens_of
-from service.api.serialize import neighbors_json
+from service.api.resolve import Resolver, texts_of, tokens_of
+from service.api.serialize import Matched, neighbors_json
 from service.engine.index import Prepared, SimilarityIndex, directions
 
 Query = schemas.NeighborsRequest | schemas.AnalogyRequest
@@ -32,7 +32,7 @@ async def search(body: SearchBody, context: Context) -> bytes:
     batch = isinstance(body, BATCHES)
     queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
     context.limits.check_batch(len(queries))
-    if sum(len(tokens_of(query)) for query in queries) > ON_LOOP_TOKENS:
+    if _off_the_loop(queries):
         prepared, matched = await run_in_threadpool(_prepare_all, queries, context)
     else:
         prepared, matched = _prepare_all(queries, context)
@@ -40,12 +40,21 @@ async def search(body: SearchBody, context: Context) -> bytes:
     return neighbors_json(context.served.table, results, matched, batch)
 
 
+def _off_the_loop(queries: Sequence[Query]) -> bool:
+    """Many tokens, or any text: splitting takes about 0.75 us a character."""
+    texts = any(texts_of(query) for query in queries)
+    return texts or sum(len(tokens_of(query)) for query in queries) > ON_LOOP_TOKENS
+
+
 def _prepare_all(
     queries: Sequence[Query], context: Context
-) -> tuple[list[tuple[SimilarityIndex, Prepared]], dict[str, str]]:
+) -> tuple[list[tuple[SimilarityIndex, Prepared]], Matched]:
     """Every query resolved, checked against the limits and prepared for the batcher."""
     resolver = Resolver(context.served, context.limits)
-    resolver.resolve(token for query in queries for token in tokens_of(query))
+    resolver.resolve(
+        [token for query in queries for token in tokens_of(query)],
+        [text for query in queries for text in texts_of(query)],
+    )
     index = context.served.index
     prepared = [(index, _prepare(resolver, query)) for query in queries]
     context.limits.check_results(sum(query.k for _, query in prepared))
@@ -54,16 +63,17 @@ def _prepare_all(
 
 
 def names_only(body: SearchBody) -> bool:
-    """Whether every query names only tokens and ids: then it has one answer per table load."""
+    """Whether every query names only tokens, ids and texts: then it has one answer per table
+    load (a text's split is fixed by the tokenizer loaded with the table)."""
     queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
     return all(_names_only(query) for query in queries)
 
 
 def _names_only(query: Query) -> bool:
     if isinstance(query, schemas.NeighborsRequest):
-        return query.token is not None or query.id is not None
+        return query.token is not None or query.id is not None or query.text is not None
     terms = [*query.positive, *query.negative]
-    return all(isinstance(t, str) or t.token is not None for t in terms)
+    return all(isinstance(t, str) or t.token is not None or t.text is not None for t in terms)
 
 
 def _prepare(resolver: Resolver, query: Query) -> Prepared:

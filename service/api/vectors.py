@@ -6,66 +6,89 @@ product, would otherwise hold the event loop (and OpenBLAS serialises with the b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 from starlette.concurrency import run_in_threadpool
 
 from service import schemas
 from service.api.context import Context
-from service.api.resolve import Resolver, vector_of
-from service.api.serialize import dumps, lookup_items, scores_json
+from service.api.resolve import Resolver, label, resolved, split_keys, vector_of
+from service.api.serialize import dumps, lookup_items, mean_item, scores_json
+from service.engine.index import cosine_matrix, pair_cosines
 from service.engine.queries import ScoreQuery
 from service.engine.scoring import prepare_score
 from service.metrics import timed
 
 
 async def lookup(body: schemas.LookupRequest, context: Context) -> bytes:
-    """The JSON answer to a lookup: token -> id + row, or id -> token + row."""
+    """The JSON answer to a lookup: token (or text) -> id + row, or id -> token + row."""
     resolver = Resolver(context.served, context.limits)
     if body.tokens is not None:
         context.limits.check_batch(len(body.tokens))
-        rows = resolver.resolve(body.tokens).row_array(body.tokens)
+        await resolved(resolver, *split_keys(body.tokens))
+        rows = [resolver.key_row(key) for key in body.tokens]
     else:
         ids = body.ids or []
         context.limits.check_batch(len(ids))
-        rows = context.served.table.check_ids(ids)
+        rows = context.served.table.check_ids(ids).tolist()
+    keys: Sequence[Any] = body.tokens if body.tokens is not None else rows
 
     def write() -> bytes:
         with timed("lookup"):
             vectors = body.encoding if body.include_vector else None
-            items = lookup_items(context.served.table, rows, vectors)
-        return dumps({"matched": resolver.matched, "items": items})
+            found = np.asarray([row for row in rows if row is not None], dtype=np.int64)
+            items = iter(lookup_items(context.served.table, found, vectors))
+            answer: list[dict[str, Any]] = [
+                next(items) if row is not None else _mean_item(resolver, key, vectors)
+                for key, row in zip(keys, rows, strict=True)
+            ]
+        return dumps({"matched": resolver.matched, "items": answer})
 
     return await run_in_threadpool(write)
+
+
+def _mean_item(resolver: Resolver, key: Any, encoding: str | None) -> dict[str, Any]:
+    return mean_item(label(key), resolver.raw_vector(key), encoding)
 
 
 async def similarity(body: schemas.SimilarityRequest, context: Context) -> bytes:
     """The JSON answer to a similarity request: cosines of pairs, or a matrix of tokens."""
     resolver = Resolver(context.served, context.limits)
-    index = context.served.index
     if body.pairs is not None:
         context.limits.check_batch(len(body.pairs))
-        resolver.resolve(token for pair in body.pairs for token in pair)
-        left = resolver.row_array([a for a, _ in body.pairs])
-        right = resolver.row_array([b for _, b in body.pairs])
+        await resolved(resolver, *split_keys(key for pair in body.pairs for key in pair))
+        left = resolver.directions([a for a, _ in body.pairs])
+        right = resolver.directions([b for _, b in body.pairs])
         with timed("similarity"):
-            scores = (await run_in_threadpool(index.similarity, left, right)).tolist()
-        pairs = [{"tokens": p, "score": s} for p, s in zip(body.pairs, scores, strict=True)]
+            scores = (await run_in_threadpool(pair_cosines, left, right)).tolist()
+        pairs = [
+            {"tokens": (label(a), label(b)), "score": s}
+            for (a, b), s in zip(body.pairs, scores, strict=True)
+        ]
         return dumps({"matched": resolver.matched, "pairs": pairs})
     assert body.tokens is not None
     context.limits.check_batch(len(body.tokens))
     context.limits.check_matrix(len(body.tokens))
-    rows = resolver.resolve(body.tokens).row_array(body.tokens)
+    await resolved(resolver, *split_keys(body.tokens))
+    directions = resolver.directions(body.tokens)
     with timed("similarity"):
-        matrix = (await run_in_threadpool(index.similarity_matrix, rows)).tolist()
-    return dumps({"matched": resolver.matched, "tokens": body.tokens, "matrix": matrix})
+        matrix = (await run_in_threadpool(cosine_matrix, directions)).tolist()
+    tokens = [label(key) for key in body.tokens]
+    return dumps({"matched": resolver.matched, "tokens": tokens, "matrix": matrix})
 
 
 async def score(body: schemas.ScoreRequest, context: Context) -> bytes:
     """The JSON answer to output scoring: raw dot products with every row, top-k and target."""
     resolver = Resolver(context.served, context.limits)
-    target = resolver.resolve([body.target]).row(body.target) if body.target else None
+    text = None if body.text is None else schemas.TextKey(text=body.text, pieces=body.pieces)
+    texts = [] if text is None else [(text.text, text.pieces)]
+    await resolved(resolver, [body.target] if body.target else [], texts)
+    target = resolver.row(body.target) if body.target else None
+    vector = resolver.raw_vector(text) if text else vector_of(body.vector, body.vector_b64)
     query = ScoreQuery(
-        vector=vector_of(body.vector, body.vector_b64).astype(np.float32),
+        vector=vector.astype(np.float32),
         k=context.limits.checked_k(body.k),
         softmax=body.softmax,
         temperature=body.temperature,
@@ -73,4 +96,5 @@ async def score(body: schemas.ScoreRequest, context: Context) -> bytes:
     )
     index = context.served.index
     scores = await context.runtime.score.submit((index, prepare_score(index, query)))
-    return scores_json(context.served.table, scores, resolver.matched)
+    decode = context.served.text.decode if text else None
+    return scores_json(context.served.table, scores, resolver.matched, decode)

@@ -102,3 +102,30 @@ class LimitExceeded(EngineError):
 
     def __init__(self, what: str, limit: int, got: int) -> None:
         super().__init__(f"{what} is {got}, above the limit of {limit}", limit=limit, got=got)
+
+
+class SeveralPieces(EngineError):
+    """A text stands for one token, but the table's tokenizer splits it into several pieces."""
+
+    SHOWN = 64  # pieces named in the error, at most: a long text must not make a huge answer
+
+    def __init__(self, text: str, pieces: Sequence[str], ids: Sequence[int], table: str) -> None:
+        shown = " ".join(pieces[: self.SHOWN]) + (" ..." if len(pieces) > self.SHOWN else "")
+        quoted = repr(text if len(text) <= 80 else text[:80] + "...")
+        super().__init__(
+            f"{quoted} is {len(pieces)} pieces in table {table!r}: {shown}; it has no row of its "
+            'own. Send "pieces": "mean" to use the mean of their rows.',
+            count=len(pieces),
+            pieces=list(pieces[: self.SHOWN]),
+            ids=list(ids[: self.SHOWN]),
+        )
+
+
+class EmptyText(EngineError):
+    """A text that the table's tokenizer turns into no pieces at all."""
+
+    def __init__(self, table: str) -> None:
+        super().__init__(
+            f"a text has no pieces in table {table!r}: it holds only whitespace or characters "
+            "the tokenizer drops"
+        )

@@ -114,13 +114,12 @@ class SimilarityIndex:
 
     def similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Cosine of each pair (left[i], right[i]) of rows."""
-        directions = self.store.directions
-        return np.einsum("ij,ij->i", directions(left), directions(right))
+        units = self.store.directions
+        return pair_cosines(units(left), units(right))
 
     def similarity_matrix(self, rows: np.ndarray) -> np.ndarray:
         """Cosine of every pair of `rows`, as a square matrix."""
-        directions = self.store.directions(rows)
-        return directions @ directions.T
+        return cosine_matrix(self.store.directions(rows))
 
     def _nearest(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
         """Answer prepared neighbour queries; those sharing a `restrict` share one pass."""
@@ -199,6 +198,16 @@ class SimilarityIndex:
             exclude=query.input_rows(),
             restrict=query.restrict,
         )
+
+
+def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Cosine of each pair (left[i], right[i]) of unit directions."""
+    return np.einsum("ij,ij->i", left, right)
+
+
+def cosine_matrix(units: np.ndarray) -> np.ndarray:
+    """Cosine of every pair of unit directions, as a square matrix."""
+    return units @ units.T
 
 
 def directions(query: Prepared) -> int:

@@ -14,6 +14,7 @@ from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
 from service.engine.projection import Projector
 from service.engine.table import EmbeddingTable
+from service.engine.text import TextTokenizer, text_tokenizer
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,14 @@ class ServedTable:
     projector: Projector = field(init=False, repr=False, compare=False)
     # Likewise the diagnostics: computed once per load, dropped with it.
     diagnostics: TableDiagnostics = field(init=False, repr=False, compare=False)
+    # Splits text into rows: the model's tokenizer, or the vocabulary with the case fallback.
+    text: TextTokenizer = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
         object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.index.store))
+        tokenizer = text_tokenizer(self.table, self.case_insensitive, self.name)
+        object.__setattr__(self, "text", tokenizer)
 
     @cached_property
     def cache_prefix(self) -> bytes:

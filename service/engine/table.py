@@ -6,11 +6,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
+
+if TYPE_CHECKING:
+    from service.engine.text import HuggingFaceTokenizer
 
 MetadataValue = int | float | str
 _CHECK_ROWS = 65_536
@@ -24,6 +27,8 @@ class EmbeddingTable:
     vectors: np.ndarray
     metadata: Mapping[str, Sequence[MetadataValue]] = field(default_factory=dict)
     source: str = "<memory>"
+    # The model's own tokenizer, when the table came with one that matches its rows.
+    tokenizer: HuggingFaceTokenizer | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tokens", tuple(self.tokens))

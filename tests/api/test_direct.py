@@ -14,6 +14,7 @@ from service.api import (
     routes_diagnostics,
     routes_projection,
     routes_search,
+    routes_text,
     routes_vectors,
 )
 from service.config import Settings
@@ -63,6 +64,15 @@ def valid_requests(minilm: EmbeddingTable) -> list[tuple[str, dict]]:
         ("minilm/diagnostics", {"tokens": ["king"], "limit": 5}),
         ("small/diagnostics", {"reference": None, "tokens": ["KING"]}),
         ("minilm/evaluate", {"pairs": "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\n"}),
+        ("minilm/tokenize", {"text": "Embeddings are lookup tables"}),
+        ("minilm/tokenize", {"texts": ["running", "king"], "include_vector": True}),
+        ("minilm/tokenize", {"detokenize": [7861, 8270, 4667, 2015]}),
+        ("small/tokenize", {"text": "KING queen"}),
+        ("minilm/neighbors", {"text": "unbelievably", "pieces": "mean", "k": 3}),
+        ("minilm/analogy", {"positive": [{"text": "Kings"}, "woman"], "negative": ["man"]}),
+        ("minilm/similarity", {"pairs": [["king", {"text": "Queen"}]]}),
+        ("minilm/lookup", {"tokens": [{"text": "lookup", "pieces": "mean"}]}),
+        ("minilm/score", {"text": "king", "k": 3}),
     ]
 
 
@@ -83,7 +93,12 @@ def counting(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[str]:
 def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, monkeypatch) -> None:
     by_direct = counting(monkeypatch, direct)
     by_routes = counting(
-        monkeypatch, routes_search, routes_vectors, routes_projection, routes_diagnostics
+        monkeypatch,
+        routes_search,
+        routes_vectors,
+        routes_projection,
+        routes_diagnostics,
+        routes_text,
     )
     requests = valid_requests(minilm)
     for path, body in requests:
@@ -110,6 +125,9 @@ def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, mo
         ("minilm/lookup", b'{"ids": [99999999]}', "application/json"),  # 404, unknown id
         ("minilm/similarity", b'{"pairs": [["king"]]}', "application/json"),  # invalid: 422
         ("minilm/score", b'{"vector": [1.0], "k": 2}', "application/json"),  # width: 422
+        ("minilm/neighbors", b'{"text": "unbelievably"}', "application/json"),  # 422 split
+        ("minilm/tokenize", b'{"text": ""}', "application/json"),  # invalid: 422
+        ("small/tokenize", b'{"text": "plum"}', "application/json"),  # 404, unknown word
     ],
 )
 def test_refused_requests_get_the_routes_errors(direct_client, routed, path, content, content_type):

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from service import schemas, schemas_diagnostics, schemas_projection
+from service import schemas, schemas_diagnostics, schemas_projection, schemas_text
 
 MINILM = "/v1/tables/minilm"
 VECTOR = [0.25] * 384
@@ -47,6 +47,17 @@ CASES = [
         {"pairs": "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\n"},
         schemas_diagnostics.PairsEvaluationResponse,
     ),
+    ("tokenize", {"text": "Embeddings are lookup tables"}, schemas_text.TokenizeResponse),
+    (
+        "tokenize",
+        {"texts": ["king"], "include_vector": True, "add_special_tokens": True},
+        schemas_text.TokenizeBatchResponse,
+    ),
+    ("tokenize", {"detokenize": [2332, 3035]}, schemas_text.DetokenizeResponse),
+    ("neighbors", {"text": "unbelievably", "pieces": "mean"}, schemas.NeighborsResponse),
+    ("lookup", {"tokens": [{"text": "lookup", "pieces": "mean"}]}, schemas.LookupResponse),
+    ("similarity", {"tokens": ["king", {"text": "Queen"}]}, schemas.SimilarityResponse),
+    ("score", {"text": "king", "target": "queen"}, schemas.ScoreResponse),
 ]
 
 

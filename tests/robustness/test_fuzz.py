@@ -90,6 +90,7 @@ OPERATIONS = [
     ("POST", "/v1/tables/{table}/project"),
     ("POST", "/v1/tables/{table}/diagnostics"),
     ("POST", "/v1/tables/{table}/evaluate"),
+    ("POST", "/v1/tables/{table}/tokenize"),
     ("POST", "/v1/admin/tables/{table}/reload"),
     ("POST", "/v1/admin/tables"),
 ]
@@ -142,8 +143,10 @@ def fuzz(api_schema: schemathesis.BaseSchema, method: str, path: str, mode: Gene
 
 
 # Keys whose strings are tokens, and keys whose integers are row ids.
-TOKEN_KEYS = frozenset({"token", "tokens", "pairs", "exclude", "positive", "negative", "target"})
-ID_KEYS = frozenset({"id", "ids"})
+TOKEN_KEYS = frozenset(
+    {"token", "tokens", "pairs", "exclude", "positive", "negative", "target", "text", "texts"}
+)
+ID_KEYS = frozenset({"id", "ids", "detokenize"})
 
 
 def with_known_keys(value: Any, data: st.DataObject, key: str = "") -> Any:

@@ -133,7 +133,8 @@ def read_error(path: Path, error: Exception) -> TableLoadError:
     return TableLoadError(path, f"cannot read: {getattr(error, 'strerror', None) or 'I/O error'}")
 
 
-def _read_text(path: Path, errors: str = "strict") -> str:
+def read_text(path: Path, errors: str = "strict") -> str:
+    """The whole of a checked file as text (UTF-8, a BOM dropped)."""
     with open_file(path) as handle:
         try:
             data = handle.read()
@@ -150,7 +151,7 @@ def _read_text(path: Path, errors: str = "strict") -> str:
 
 def read_lines(path: Path, errors: str = "strict") -> list[str]:
     """One entry per line, split on "\\n" only: unicode line separators can be tokens."""
-    lines = [line.removesuffix("\r") for line in _read_text(path, errors).split("\n")]
+    lines = [line.removesuffix("\r") for line in read_text(path, errors).split("\n")]
     if lines[-1] == "" and len(lines) > 1:
         lines.pop()
     return lines
@@ -159,7 +160,7 @@ def read_lines(path: Path, errors: str = "strict") -> list[str]:
 def read_json(path: Path) -> dict[str, Any]:
     """The JSON object stored in `path`."""
     try:
-        data = json.loads(_read_text(path))
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as error:
         # The position only: the decoder's own message can quote the offending characters.
         where = f"line {error.lineno} column {error.colno}"

@@ -19,6 +19,7 @@ from service.engine.loaders.files import (
 )
 from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.table import EmbeddingTable
+from service.engine.text import HuggingFaceTokenizer
 
 
 def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
@@ -36,7 +37,21 @@ def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> Embed
     errors = options.unicode_errors
     tokens = _read_tokenizer(vocab_path) if is_json else read_lines(vocab_path, errors)
     check_vocabulary(vocab_path, len(tokens), _tensor_rows(weights, options.tensor), path)
-    return EmbeddingTable(tokens[: len(vectors)], vectors, source=str(path))
+    tokenizer = _tokenizer(folder, vocab_path, tokens, len(vectors))
+    return EmbeddingTable(tokens[: len(vectors)], vectors, source=str(path), tokenizer=tokenizer)
+
+
+def _tokenizer(
+    folder: Path, vocab_path: Path, tokens: list[str], rows: int
+) -> HuggingFaceTokenizer | None:
+    """The model's tokenizer.json, checked against the vocabulary, when there is one.
+
+    A table loaded with a `limit` has none: the model's split could name rows not loaded.
+    """
+    path = vocab_path if vocab_path.suffix == ".json" else folder / "tokenizer.json"
+    if rows < len(tokens) or not path.exists():
+        return None
+    return HuggingFaceTokenizer.load(path, tokens)
 
 
 def _weights_file(path: Path, tensor: str) -> Path:

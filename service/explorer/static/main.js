@@ -1,7 +1,7 @@
 // The explorer: a table's PCA picture with full-space neighbours and analogies.
 //
 // Every number shown comes from the JSON API: GET /v1/tables, POST .../projection,
-// .../project, .../neighbors, .../analogy, .../lookup and .../diagnostics.
+// .../project, .../neighbors, .../analogy, .../lookup, .../diagnostics and .../tokenize.
 
 import { post, onKeyNeeded } from "./api.js";
 import { showAnalogy, clearAnalogy } from "./analogy.js";
@@ -15,6 +15,7 @@ import { Plot } from "./plot.js";
 import { defaultRanking, labelOrder, rankings } from "./ranking.js";
 import { setUpSearch } from "./search.js";
 import { showSuspects } from "./suspects.js";
+import { clearSplit, setUpSplit, showSplit } from "./split.js";
 import { readLink, writeLink } from "./state.js";
 import { fetchTables, showFacts, showTables } from "./tables.js";
 import { showTooltip } from "./tooltip.js";
@@ -40,6 +41,7 @@ async function start() {
   });
   setUpControls();
   setUpSearch(app);
+  setUpSplit(app);
   setUpExport(app);
   // A link that names its table starts the projection at once, beside the table list.
   if (app.state.table) startProjection(app.state.table);
@@ -70,6 +72,7 @@ async function openTable(name, { keepWord }) {
   showFacts(app.table);
   clearNeighbours();
   clearAnalogy();
+  clearSplit();
   app.points = [];
   app.indexOfToken = new Map();
   app.plot.setPoints([], []);
@@ -86,6 +89,7 @@ async function openTable(name, { keepWord }) {
   writeLink(app.state);
   const suspects = showSuspects(app);
   if (app.state.token) await select(app.state.token);
+  else await showSplit(app);
   await suspects;
 }
 

@@ -17,6 +17,7 @@ export const COLORS = {
   term: "#5c940d",
   answer: "#7048e8",
   result: "#7048e8",
+  piece: "#1971c2",
 };
 const HIT_RADIUS = 8;
 const MATCH_LABELS = 40;
@@ -200,14 +201,15 @@ export class Plot {
     } else {
       ctx.arc(x, y, size, 0, 2 * Math.PI);
     }
+    const color = mark.color ?? COLORS[mark.role];
     if (mark.index < 0 && mark.role !== "result") {
       ctx.fillStyle = "#ffffff";
       ctx.fill();
-      ctx.strokeStyle = COLORS[mark.role];
+      ctx.strokeStyle = color;
       ctx.stroke();
       return;
     }
-    ctx.fillStyle = COLORS[mark.role];
+    ctx.fillStyle = color;
     ctx.fill();
     ctx.strokeStyle = "#ffffff";
     ctx.stroke();
@@ -227,7 +229,8 @@ export class Plot {
     labels.begin(this.ctx, view.width, view.height);
     for (const mark of this.marks) {
       const { x, y } = this.screenOf(mark.point);
-      labels.place(mark.label ?? mark.point.token, x, y, { bold: true, color: COLORS[mark.role] });
+      const color = mark.color ?? COLORS[mark.role];
+      labels.place(mark.label ?? mark.point.token, x, y, { bold: true, color });
     }
     let shown = 0;
     for (const i of this.matches) {

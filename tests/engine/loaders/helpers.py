@@ -9,6 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gensim.models import KeyedVectors
+from tokenizers import Tokenizer
+from tokenizers.models import WordPiece
+from tokenizers.pre_tokenizers import Whitespace
 
 from service.engine.errors import TableLoadError
 from service.engine.table import EmbeddingTable
@@ -29,6 +32,17 @@ def write_gensim(path: Path, vectors: np.ndarray, **options: bool) -> Path:
 
 def write_vocab(path: Path, tokens: list[str], newline: str = "\n") -> Path:
     path.write_bytes(newline.join(tokens).encode() + newline.encode())
+    return path
+
+
+def write_tokenizer(path: Path, tokens: list[str], ids: list[int] | None = None) -> Path:
+    """A real tokenizer.json written by the tokenizers library: WordPiece over `tokens` (ids
+    0, 1, ... unless given), split on whitespace and punctuation, "[UNK]" for unknown words."""
+    ids = list(range(len(tokens))) if ids is None else ids
+    vocab = dict(zip(tokens, ids, strict=True))
+    tokenizer = Tokenizer(WordPiece(vocab, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    tokenizer.save(str(path))
     return path
 
 

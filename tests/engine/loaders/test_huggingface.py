@@ -23,6 +23,7 @@ from tests.engine.loaders.helpers import (
     TOKENS,
     assert_table,
     load_error,
+    write_tokenizer,
     write_vocab,
 )
 
@@ -73,13 +74,10 @@ def test_huggingface_widens_bfloat16(tmp_path: Path, vectors: np.ndarray) -> Non
 
 def test_huggingface_reads_tokenizer_json(tmp_path: Path, vectors: np.ndarray) -> None:
     folder = save_model(tmp_path / "model", {DEFAULT_TENSOR: vectors}, vocab=False)
-    *words, special = list(enumerate(TOKENS))
-    tokenizer = {
-        "model": {"type": "WordPiece", "vocab": {token: i for i, token in words}},
-        "added_tokens": [{"id": special[0], "content": special[1], "special": True}],
-    }
-    (folder / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
-    assert_table(load_huggingface(folder), vectors, folder)
+    write_tokenizer(folder / "tokenizer.json", TOKENS)
+    table = load_huggingface(folder)
+    assert_table(table, vectors, folder)
+    assert table.tokenizer is not None
 
 
 def test_huggingface_reads_a_sharded_model(tmp_path: Path, vectors: np.ndarray) -> None:
