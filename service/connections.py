@@ -66,7 +66,7 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start waiting for the first head; make room when at the connection bound."""
-        super().connection_made(transport)
+        super().connection_made(CoalescedWrites(transport, self.loop))  # type: ignore[arg-type]
         self.waiting_since = time.monotonic()
         self.guard.watch(self.connections, self.loop)
         if len(self.connections) > self.guard.max_connections:
@@ -220,3 +220,43 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.send_timer is not None:
             self.send_timer.cancel()
             self.send_timer = None
+
+
+class CoalescedWrites:
+    """A connection's transport whose writes within one loop turn go out as one.
+
+    uvicorn writes a response's head and body separately, and asyncio's selector transport
+    makes one send() system call per write: under load those calls were a third of the event
+    loop's time (py-spy, cached token queries). Gathering a turn's writes halves them.
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self.pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        """Send `data` with whatever else is written this turn."""
+        if not self.pending:
+            self.loop.call_soon(self.flush)
+        self.pending.append(data)
+
+    def flush(self) -> None:
+        """Hand this turn's writes to the transport as one."""
+        if self.pending and not self.transport.is_closing():
+            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            self.transport.write(data)
+        self.pending = []
+
+    def close(self) -> None:
+        """Close after sending what was written."""
+        self.flush()
+        self.transport.close()
+
+    def abort(self) -> None:
+        """Close at once, dropping what was written."""
+        self.pending = []
+        self.transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)
