@@ -55,7 +55,7 @@ class ConnectionGuard:
             in_flight=state.in_flight,
             templates=compiled_templates(state.route_templates),
         )
-        LOGGER.info("connections: at most %d open at once", guard.max_connections)
+        LOGGER.info("at most %d connections open at once", guard.max_connections)
         return guard
 
     def watch(self, connections: set[Any], loop: asyncio.AbstractEventLoop) -> None:
