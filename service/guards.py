@@ -40,6 +40,8 @@ class ConnectionGuard:
     in_flight: InFlight
     templates: list[Any]
     stalled: dict[Any, float] = field(default_factory=dict)
+    # Connections waiting for a head, oldest first (the first to close when room is needed).
+    waiting: dict[Any, None] = field(default_factory=dict)
     sweeping: bool = False
 
     @classmethod

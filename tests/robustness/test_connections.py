@@ -215,6 +215,29 @@ def test_a_connection_refused_at_the_in_flight_limit_is_not_read_for_its_retry_a
         assert waited >= 1.5, f"read again after {waited:.2f} s, before its Retry-After of 2 s"
 
 
+def test_a_client_that_does_not_read_gets_no_further_work_done() -> None:
+    """Pipelined requests behind an answer the client has not read are not started until it
+    reads: none of them is computed and left holding an in-flight slot meanwhile."""
+    env = {"EMBEDDING_SERVICE_SEND_TIMEOUT_SECONDS": "30"}
+    lookup = json.dumps({"ids": list(range(2000, 2256))}).encode()  # ~2 MB of JSON floats
+    request = (
+        b"POST /v1/tables/minilm/lookup HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(lookup), lookup)
+    )
+    with server_process(env) as (_, base):
+        host, port = base.removeprefix("http://").split(":")
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((host, int(port)))
+            sock.sendall(request * 8)
+            time.sleep(3)  # answers pile up until the client's window and buffers are full
+            assert _in_flight(base) == 0
+            sock.settimeout(30)
+            received = b""
+            while received.count(b"HTTP/1.1 200") < 8:  # reading lets the rest go on
+                received += sock.recv(1 << 20)
+
+
 def _in_flight(base: str) -> float:
     prefix = "embedding_service_http_requests_in_flight "
     lines = [line for line in _metrics(base).splitlines() if line.startswith(prefix)]
