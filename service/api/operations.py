@@ -80,6 +80,9 @@ OPERATIONS = {
 
 async def respond(operation: Operation, body: Any, context: Context) -> bytes:
     """The JSON answer to one validated query: from the cache when it may be, else computed."""
+    checkpoint = getattr(body, "checkpoint", None)
+    if checkpoint is not None:
+        context = await context.at_checkpoint(checkpoint)
     cache = context.runtime.cache
     key = (
         cache_key(operation, body, context) if cache.enabled and operation.cacheable(body) else None
