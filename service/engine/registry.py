@@ -17,6 +17,7 @@ from service.engine.index import SearchKernel, SimilarityIndex
 from service.engine.projection import Projector
 from service.engine.table import EmbeddingTable
 from service.engine.text import TextTokenizer, text_tokenizer
+from service.engine.trajectory import TrainingSummary
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class ServedTable:
     # Its checkpoints (one for a plain table); the served one is the last.
     versions: Versions = field(init=False, repr=False, compare=False)
     views: CheckpointViews = field(init=False, repr=False, compare=False)
+    # How far training moved the rows, per checkpoint: computed on first use, kept per load.
+    training: TrainingSummary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
@@ -47,6 +50,7 @@ class ServedTable:
         object.__setattr__(self, "text", tokenizer)
         object.__setattr__(self, "versions", Versions(self.table, self.name))
         object.__setattr__(self, "views", CheckpointViews(self))
+        object.__setattr__(self, "training", TrainingSummary(self.versions))
 
     def at(self, checkpoint: int, keep: int = 1) -> ServedTable:
         """This table at one of its checkpoints: itself for the last; else a view with its own
