@@ -17,7 +17,7 @@ import numpy as np
 from service.engine.checkpoints import CHUNK_ROWS
 from service.engine.statistics import Correlation, spearman
 from service.engine.table import EmbeddingTable
-from service.engine.trajectory import row_norms
+from service.engine.trajectory import row_cosines, row_norms
 
 
 @dataclass(frozen=True)
@@ -67,10 +67,7 @@ def measure(
         source_norms[part], target_norms[part] = row_norms(before), row_norms(after)
         before64, after64 = before.astype(np.float64), after.astype(np.float64)
         distances[part] = np.sqrt(np.sum((after64 - before64) ** 2, axis=1))
-        scale = source_norms[part] * target_norms[part]
-        dots = np.einsum("ij,ij->i", before64, after64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cosines[part] = np.where(scale > 0, dots / np.where(scale > 0, scale, 1.0), np.nan)
+        cosines[part] = row_cosines(after64, before64, target_norms[part], source_norms[part])
     return Movement(source_rows, target_rows, cosines, distances, source_norms, target_norms)
 
 

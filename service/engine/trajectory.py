@@ -45,7 +45,7 @@ def follow(versions: Versions, rows: np.ndarray, basis: Basis, dims: int) -> Tra
         has_direction = lengths > 0
         unit = raw[has_direction] / lengths[has_direction, None]
         coordinates[checkpoint, has_direction] = basis.project(unit, dims)
-        cosines[checkpoint] = _cosines(raw, initial, lengths, initial_norms)
+        cosines[checkpoint] = row_cosines(raw, initial, lengths, initial_norms)
         distances[checkpoint] = np.sqrt(np.sum((raw - initial) ** 2, axis=1))
     return Trajectory(coordinates, norms, cosines, distances)
 
@@ -56,9 +56,10 @@ def row_norms(rows: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64))
 
 
-def _cosines(
+def row_cosines(
     raw: np.ndarray, initial: np.ndarray, norms: np.ndarray, initial_norms: np.ndarray
 ) -> np.ndarray:
+    """Cosine of each float64 row pair from their norms; NaN where either row is zero."""
     scale = norms * initial_norms
     dots = np.einsum("ij,ij->i", raw, initial)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -105,7 +106,7 @@ def _figures(
         initial, raw = first[part].astype(np.float64), current[part].astype(np.float64)
         norms[part] = row_norms(current[part])
         distances[part] = np.sqrt(np.sum((raw - initial) ** 2, axis=1))
-        cosines[part] = _cosines(raw, initial, norms[part], row_norms(first[part]))
+        cosines[part] = row_cosines(raw, initial, norms[part], row_norms(first[part]))
     directed = cosines[~np.isnan(cosines)]
     return CheckpointFigures(
         mean_norm=float(norms.mean()),
