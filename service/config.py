@@ -301,12 +301,13 @@ class Settings(BaseSettings):
         description="Most rows one /trajectory request may follow (`points`, or named tokens).",
     )
     max_trajectory_values: int = Field(
-        100_000,
+        20_000,
         ge=1,
         le=100_000_000,
         description="Most rows x checkpoints in one /trajectory answer, which holds coordinates, "
         "norm, cosine and distance to the initial row for each: about 100 bytes of JSON each, "
-        "so 10 MB at the default (5,000 rows of a set of 20 checkpoints).",
+        "so 2 MB at the default (952 rows of the 21 checkpoints train-demo writes), as large "
+        "as the other answers can be (max_results, max_projection_points).",
     )
     max_drift_limit: int = Field(
         1000,

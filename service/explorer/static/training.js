@@ -17,7 +17,11 @@ import { fetchTables, showFacts, showTables } from "./tables.js";
 import { showTooltip } from "./tooltip.js";
 import { Frames, fetchTrajectory } from "./trajectory.js";
 
+// Rows followed, at most; and rows x checkpoints, within the server's default limit
+// (max_trajectory_values). A server configured lower answers 422 with its limit, and the page
+// asks again within it.
 const POINTS = 2000;
+const VALUES = 20000;
 const DEFAULTS = { table: "", view: "training", threshold: 10, from: "", to: "" };
 
 const app = {
@@ -97,7 +101,8 @@ async function showTraining() {
     "checkpoints\u2026");
   let answer;
   try {
-    answer = await fetchTrajectory(table.name, Math.min(POINTS, table.rows));
+    const points = Math.min(POINTS, table.rows, Math.floor(VALUES / table.checkpoints.length));
+    answer = await fetchTrajectory(table.name, Math.max(1, points));
   } catch (error) {
     fail(error);
     return;
