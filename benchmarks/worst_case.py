@@ -89,6 +89,11 @@ def requests(settings: Settings, words: list[str]) -> list[tuple[str, str, Any]]
         ("diagnostics: a new pattern, 1,000 suspects", "diagnostics",
          {"reference": {"pattern": "^##[a-z]{5,}$"}, "limit": settings.max_diagnostics_limit}),
         ("evaluate: 20,000 analogy questions", "evaluate", {"analogies": questions}),
+        ("trajectory: 5,000 rows (a table of one checkpoint)", "trajectory",
+         {"points": settings.max_trajectory_points}),
+        ("drift: against a table, 1,000 rows each way, 32 x k=512", "drift",
+         {"from": "minilm", "tokens": words[: settings.max_drift_tokens], "limit":
+          settings.max_drift_limit, "k": settings.max_results // (2 * settings.max_drift_tokens)}),
     ]  # fmt: skip
 
 

@@ -34,6 +34,9 @@ def parse_table_flag(text: str) -> dict[str, Any]:
         if not sep:
             raise argparse.ArgumentTypeError(f"expected key=value after the path, got {option!r}")
         spec[key.replace("-", "_")] = value
+    # checkpoints=true: PATH is a directory of checkpoints, not one table file.
+    if str(spec.get("checkpoints", "")).lower() in {"true", "yes", "1"}:
+        spec["checkpoints"] = spec.pop("path")
     return spec
 
 
@@ -60,7 +63,29 @@ def build_parser() -> argparse.ArgumentParser:
     _add_file_options(query, required=False)
     _add_diagnose_parser(commands)
     _add_evaluate_parser(commands)
+    _add_train_demo_parser(commands)
     return parser
+
+
+def _add_train_demo_parser(commands: Any) -> None:
+    demo = commands.add_parser(
+        "train-demo",
+        help="train a small word2vec (gensim, the 'train' extra) on the text inside the gensim "
+        "package and write its checkpoints as a checkpoint set",
+    )
+    demo.add_argument("out", type=Path, help="a new or empty directory for the checkpoints")
+    demo.add_argument("--epochs", type=int, default=10, help="passes over the corpus (10)")
+    demo.add_argument("--dim", type=int, default=50, help="row width (50)")
+    demo.add_argument(
+        "--snapshots-per-epoch", type=int, default=2, help="checkpoints per epoch (2)"
+    )
+    demo.add_argument("--seed", type=int, default=1, help="of the initial rows and gensim (1)")
+    demo.add_argument(
+        "--corpus",
+        choices=["all", "lee"],
+        default="all",
+        help="all: the Wikipedia extract and the Lee corpus; lee: the Lee corpus alone (fast)",
+    )
 
 
 def _add_diagnose_parser(commands: Any) -> None:
@@ -104,8 +129,9 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
         type=parse_table_flag,
         metavar="NAME=PATH[,key=value...]",
         help="a table to serve (repeatable); keys: format, vocab, labels, tensor, width, "
-        "limit, unicode_errors, case_insensitive. Without any, the bundled MiniLM table is "
-        "served as 'minilm'.",
+        "limit, unicode_errors, case_insensitive, counts, checkpoints (checkpoints=true: PATH "
+        "is a directory of checkpoints). Without any, the bundled MiniLM table is served as "
+        "'minilm'.",
     )
     parser.add_argument("--config", type=Path, help="a TOML or JSON settings file")
 
@@ -313,15 +339,38 @@ def tokenize(table: EmbeddingTable, texts: list[str]) -> int:
     return _print(answer)
 
 
+def train_demo(args: argparse.Namespace) -> int:
+    """Train the demo word2vec and print what it wrote, as JSON."""
+    from dataclasses import asdict
+
+    from service.train_demo import DemoOptions
+    from service.train_demo import train_demo as train
+
+    options = DemoOptions(
+        epochs=args.epochs,
+        dim=args.dim,
+        snapshots_per_epoch=args.snapshots_per_epoch,
+        seed=args.seed,
+        corpus=args.corpus,
+    )
+    report = asdict(train(args.out, options))
+    report["serve"] = f"embedding-service serve --table demo={args.out},checkpoints=true"
+    return _print(report)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a sub-command; bad input ends with one clear line and exit code 2."""
+    from service.train_demo import MissingExtra
+
     args = build_parser().parse_args(argv)
     commands = {"serve": serve, "info": info, "query": query, "diagnose": diagnose}
-    command = {**commands, "evaluate": evaluate}[args.command]
+    command = {**commands, "evaluate": evaluate, "train-demo": train_demo}[args.command]
     try:
         return command(args)
     except EngineError as error:
         return _fail(error.message)
+    except MissingExtra as error:
+        return _fail(str(error))
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         return _fail(f"invalid settings: {problems}")

@@ -13,6 +13,7 @@ from service.engine.diagnostics import DEFAULT_FRACTION
 from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.index import SearchKernel
 from service.engine.loaders import confined, load_table
+from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoints
 from service.engine.loaders.counts import with_counts
 from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
@@ -23,8 +24,19 @@ LOGGER = logging.getLogger("service.loading")
 
 def read_spec(spec: TableSpec) -> EmbeddingTable:
     """The table a spec describes, read from its file(s); TableLoadError if they are bad."""
-    table = load_table(
-        spec.path,
+    if spec.checkpoints is not None:
+        paths = checkpoint_files(spec.checkpoints)
+        table = load_checkpoints(paths, partial(read_file, spec))
+    else:
+        assert spec.path is not None, "a spec names a path or checkpoints"
+        table = read_file(spec, spec.path)
+    return with_counts(table, spec.counts) if spec.counts is not None else table
+
+
+def read_file(spec: TableSpec, path: Path) -> EmbeddingTable:
+    """One table file (or model directory), read with the spec's options."""
+    return load_table(
+        path,
         spec.format,
         vocab=spec.vocab,
         labels=spec.labels,
@@ -33,7 +45,6 @@ def read_spec(spec: TableSpec) -> EmbeddingTable:
         limit=spec.limit,
         unicode_errors=spec.unicode_errors,
     )
-    return with_counts(table, spec.counts) if spec.counts is not None else table
 
 
 def load_spec(
@@ -144,7 +155,7 @@ class TableLoader:
 
     def _check_allowed(self, spec: TableSpec) -> None:
         """Every file under admin_tables_dir (when set), and no device, pipe or socket."""
-        for path in (spec.path, spec.vocab, spec.labels, spec.counts):
+        for path in (spec.path, spec.vocab, spec.labels, spec.counts, *_checkpoints(spec)):
             if path is not None:
                 self._check_path(path)
 
@@ -159,3 +170,9 @@ class TableLoader:
         except (OSError, ValueError) as error:
             # NUL bytes, unencodable characters, names too long: not a path this host can open.
             raise TableLoadError(repr(str(path)), f"not a usable path ({error})") from error
+
+
+def _checkpoints(spec: TableSpec) -> list[Path]:
+    """The checkpoint paths a spec names (a directory as itself)."""
+    source = spec.checkpoints
+    return [] if source is None else [source] if isinstance(source, Path) else list(source)

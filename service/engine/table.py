@@ -13,6 +13,7 @@ import numpy as np
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
 
 if TYPE_CHECKING:
+    from service.engine.checkpoints import Checkpoints
     from service.engine.text import HuggingFaceTokenizer
 
 MetadataValue = int | float | str
@@ -29,12 +30,16 @@ class EmbeddingTable:
     source: str = "<memory>"
     # The model's own tokenizer, when the table came with one that matches its rows.
     tokenizer: HuggingFaceTokenizer | None = field(default=None, repr=False)
+    # The earlier versions of these rows, when the table is the last of a checkpoint set.
+    checkpoints: Checkpoints | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tokens", tuple(self.tokens))
         object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
         _check_tokens(self.tokens, self.rows, self.source)
         _check_metadata(self.metadata, self.rows, self.source)
+        if self.checkpoints is not None:
+            _check_checkpoints(self.checkpoints, self.vectors.shape, self.source)
 
     @property
     def rows(self) -> int:
@@ -146,3 +151,11 @@ def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: st
             raise TableLoadError(
                 source, f"metadata column {name!r} has {len(column)} values for {rows} rows"
             )
+
+
+def _check_checkpoints(checkpoints: Checkpoints, shape: tuple[int, ...], source: str) -> None:
+    if len(checkpoints.labels) != len(checkpoints.earlier) + 1:
+        raise TableLoadError(source, "a checkpoint set needs one label per checkpoint")
+    for label, rows in zip(checkpoints.labels, checkpoints.earlier, strict=False):
+        if rows.shape != shape or rows.dtype != np.float32:
+            raise TableLoadError(source, f"checkpoint {label!r} is not float32 rows of {shape}")
