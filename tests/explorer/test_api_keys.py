@@ -64,3 +64,11 @@ def test_a_new_tab_asks_again_and_cancelling_explains(browser: Browser, keyed_ur
         expect(tab.locator("#plot-message")).to_contain_text("This server needs an API key")
     finally:
         context.close()
+
+
+def test_the_training_page_asks_for_the_key_too(page: Page, keyed_url: str) -> None:
+    # Both pages share keys.js, which adds the dialog to whichever page needs a key.
+    page.goto(f"{keyed_url}/explorer/training?table=lee")
+    enter_key(page, KEY)
+    expect(page.locator("#table option")).to_have_count(2)
+    expect(page.locator("#key-dialog")).to_be_hidden()

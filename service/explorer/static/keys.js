@@ -1,10 +1,36 @@
-// The API key dialog: asked once per tab, when the server first answers 401.
+// The API key dialog: asked once per tab, when the server first answers 401. Every page
+// shares it, so it is built here rather than written into each page's HTML.
 
 import { byId } from "./dom.js";
 
+const DIALOG = `
+  <form id="key-form">
+    <h2>API key</h2>
+    <p>This server needs an API key. It is kept in this tab only and sent as
+      <code>Authorization: Bearer</code>.</p>
+    <p id="key-rejected" class="error" hidden>That key was not accepted.</p>
+    <input id="key-input" type="password" autocomplete="off" aria-label="API key">
+    <div class="buttons">
+      <button id="key-cancel" type="button">Cancel</button>
+      <button type="submit">Use key</button>
+    </div>
+  </form>`;
+
+/** The page's key dialog, added to it the first time a key is needed. */
+function keyDialog() {
+  let dialog = document.getElementById("key-dialog");
+  if (dialog === null) {
+    dialog = document.createElement("dialog");
+    dialog.id = "key-dialog";
+    dialog.innerHTML = DIALOG;
+    document.body.append(dialog);
+  }
+  return dialog;
+}
+
 /** Ask for a key; resolves to the key, or null when the person cancels. */
 export function askForKey(rejected) {
-  const dialog = byId("key-dialog");
+  const dialog = keyDialog();
   const input = byId("key-input");
   byId("key-rejected").hidden = !rejected;
   input.value = "";
