@@ -7,8 +7,9 @@ wait for a batch's large matrix product to finish (seen as a convoy in the profi
 Zero rows (padding) have no direction, so they are left out of the index: they never appear as
 cosine neighbours, and using one as a query raises ZeroVector.
 
-A search runs in two steps. Candidates come from one pass over the float32 unit rows for the
-whole batch (kernels.py: a BLAS matrix product, or FAISS's IndexFlatIP); then each query's few
+A search runs in two steps. Candidates come from one pass over the float32 rows for the whole
+batch (kernels.py: a BLAS matrix product over the raw rows divided by their norms, or FAISS's
+IndexFlatIP); then each query's few
 candidates are rescored in float64 from the raw rows (rescoring.py). The reported scores are
 therefore the true cosines, and a query's answer is the same whether it ran alone or in a batch
 of any size.
@@ -44,29 +45,28 @@ Prepared = NeighborQuery | CosmulQuery
 
 
 class SimilarityIndex:
-    """Exact cosine search over one table's unit-normalised non-zero rows."""
+    """Exact cosine search over one table's non-zero rows."""
 
     def __init__(self, table: EmbeddingTable, kernel: KernelName = "blas") -> None:
         self.table = table
         self.store = store = RowStore.of(table)
         self.max_norm = float(store.norms64.max())
-        norms = store.norms64[store.indexed, None].astype(np.float32)
-        self.kernel = make_kernel(kernel, table.vectors[store.indexed] / norms)
+        self.kernel = make_kernel(kernel, store)
 
     @property
     def kind(self) -> str:
-        """How the unit rows are held and searched."""
+        """How the rows are held and searched."""
         return self.kernel.description
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the raw rows, the unit rows and the row maps."""
-        return self.store.nbytes + self.kernel.nbytes
+        """Bytes held by the raw rows, their norms, the vocabulary and the kernel."""
+        return self.store.nbytes + self.table.vocabulary.nbytes + self.kernel.nbytes
 
     @property
     def zero_rows(self) -> int:
         """Rows with no direction, left out of the index."""
-        return self.table.rows - int(self.store.indexed.size)
+        return int(self.store.zero.size)
 
     def prepare(self, query: NeighborQuery) -> NeighborQuery:
         """Validate a neighbour query and make its vector a unit direction."""
@@ -136,13 +136,14 @@ class SimilarityIndex:
     def _pass(self, queries: Sequence[NeighborQuery], restrict: int | None) -> list[Neighbors]:
         """One candidate pass for queries sharing `restrict`, then the exact rescoring."""
         searchable = self.store.searchable(restrict)
+        directional = self.store.directional(restrict)
         # Slack-selected candidates hold every row that can be in the exact top k, so no margin
         # is needed here (FAISS's fixed cut adds its own). Excluded rows are left out of the
         # selection itself, so k candidates suffice, not k plus every exclusion (256 queries
         # with 1,000 exclusions each rescored 1,144 candidates apiece).
         masked = self.kernel.masks_exclusions
         extra = 0 if masked else max(len(q.exclude) for q in queries)
-        depth = min(searchable, max(q.k for q in queries) + extra)
+        depth = min(directional, max(q.k for q in queries) + extra)
         if depth == 0:
             return [_empty() for _ in queries]
         excluded = [self.store.positions_of(q.exclude) for q in queries]
