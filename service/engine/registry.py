@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
 
+from service.engine.approximate import IndexParameters
 from service.engine.diagnostics import TableDiagnostics
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
+from service.engine.indexing import Indexing
 from service.engine.projection import Projector
 from service.engine.table import EmbeddingTable
 from service.engine.text import TextTokenizer, text_tokenizer
@@ -27,6 +29,8 @@ class ServedTable:
     case_insensitive: bool
     loaded_at: datetime
     load_seconds: float
+    # The approximate index (if any): read with the table, or built in the background.
+    indexing: Indexing = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     # Fits its PCA basis on first use; a reload makes a new ServedTable, so the basis goes too.
     projector: Projector = field(init=False, repr=False, compare=False)
     # Likewise the diagnostics: computed once per load, dropped with it.
@@ -35,6 +39,8 @@ class ServedTable:
     text: TextTokenizer = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.indexing is None:
+            object.__setattr__(self, "indexing", Indexing(self.index, IndexParameters()))
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
         object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.index.store))
         tokenizer = text_tokenizer(self.table, self.case_insensitive, self.name)
@@ -65,13 +71,19 @@ class Registry:
         loader: Callable[[], EmbeddingTable],
         case_insensitive: bool = False,
         kernel: SearchKernel = "blas",
+        attach: Callable[[SimilarityIndex], Indexing] | None = None,
     ) -> ServedTable:
-        """Load and index a table, then swap it in under `name` in one step."""
+        """Load and index a table, then swap it in under `name` in one step.
+
+        `attach` gives the index its approximate index (read from a file, or to be built);
+        its errors fail the load like the loader's.
+        """
         started = time.perf_counter()
         self._mark_pending(name, "loading")
         try:
             table = loader()
             index = SimilarityIndex(table, kernel)
+            indexing = attach(index) if attach is not None else None
         except EngineError as error:
             self._mark_pending(name, f"failed: {error.message}")
             raise
@@ -82,6 +94,7 @@ class Registry:
             case_insensitive=case_insensitive,
             loaded_at=datetime.now(UTC),
             load_seconds=time.perf_counter() - started,
+            indexing=indexing,  # type: ignore[arg-type]
         )
         with self._lock:
             self._tables[name] = served

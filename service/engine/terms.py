@@ -147,6 +147,7 @@ def mean_directions(store: RowStore, queries: Sequence[AnalogyQuery]) -> list[Ne
             query.input_rows(),
             query.restrict,
             TermMix(rows[start:end], mixed[start:end]),
+            query.options,
         )
         for i, (query, start, end) in enumerate(zip(queries, starts.tolist(), ends, strict=True))
     ]

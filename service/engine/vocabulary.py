@@ -27,42 +27,26 @@ EMPTY = -1
 _GOLDEN = 0x9E3779B1  # Fibonacci hashing: spreads CRC-32's bits over the top bits used
 
 
-class Vocabulary(Sequence[str]):
-    """The tokens of a table by row, with exact and case-folded lookups."""
+class PackedStrings(Sequence[str]):
+    """Strings by row as one UTF-8 byte string and an offset per row (tokens, text columns)."""
 
-    def __init__(
-        self,
-        blob: Any,
-        offsets: np.ndarray,
-        slots: np.ndarray,
-        folded_slots: np.ndarray | None = None,
-        hashes: np.ndarray | None = None,
-    ) -> None:
+    def __init__(self, blob: Any, offsets: np.ndarray) -> None:
         # `blob` is bytes or an mmap.mmap: slicing either gives bytes without a copy of it all.
         self.blob = blob
         self.offsets = offsets
-        self.slots = slots
-        self._folded = folded_slots
-        self._hashes = hashes
 
-    @classmethod
-    def of(cls, tokens: Iterable[str]) -> Vocabulary:
-        """The vocabulary of `tokens` in order (duplicates allowed: see duplicate_rows)."""
-        if isinstance(tokens, Vocabulary):
-            return tokens
-        encoded = [token.encode("utf-8", "surrogatepass") for token in tokens]
-        return cls.of_bytes(encoded)
-
-    @classmethod
-    def of_bytes(cls, encoded: Sequence[bytes]) -> Vocabulary:
-        """The vocabulary of tokens given as their UTF-8 bytes."""
+    @staticmethod
+    def pack(encoded: Sequence[bytes]) -> tuple[bytes, np.ndarray]:
+        """(blob, offsets) of strings given as their UTF-8 bytes."""
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
-        return cls(b"".join(encoded), offsets, build_slots(hashes), hashes=hashes)
+        return b"".join(encoded), offsets
 
-    # The Sequence protocol.
+    @classmethod
+    def of_strings(cls, values: Sequence[str]) -> PackedStrings:
+        """The packed form of `values`."""
+        return PackedStrings(*cls.pack([encode(value) for value in values]))
 
     def __len__(self) -> int:
         return int(self.offsets.size) - 1
@@ -80,7 +64,7 @@ class Vocabulary(Sequence[str]):
         if row < 0:
             row += len(self)
         if not 0 <= row < len(self):
-            raise IndexError(f"row {index} outside the vocabulary of {len(self)} tokens")
+            raise IndexError(f"row {index} outside the {len(self)} rows")
         start, end = self.offsets[row : row + 2].tolist()
         return str(self.blob[start:end].decode("utf-8", "surrogatepass"))
 
@@ -88,6 +72,46 @@ class Vocabulary(Sequence[str]):
         chunk = 65_536
         for first in range(0, len(self), chunk):
             yield from self.take(np.arange(first, min(first + chunk, len(self))))
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> list[str]:
+        """The strings of `rows`, in order (one gather of the offsets for all of them)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts, ends = self.offsets[rows].tolist(), self.offsets[rows + 1].tolist()
+        blob = self.blob
+        return [
+            blob[start:end].decode("utf-8", "surrogatepass")
+            for start, end in zip(starts, ends, strict=True)
+        ]
+
+
+class Vocabulary(PackedStrings):
+    """The tokens of a table by row, with exact and case-folded lookups."""
+
+    def __init__(
+        self,
+        blob: Any,
+        offsets: np.ndarray,
+        slots: np.ndarray,
+        folded_slots: np.ndarray | None = None,
+        hashes: np.ndarray | None = None,
+    ) -> None:
+        super().__init__(blob, offsets)
+        self.slots = slots
+        self._folded = folded_slots
+        self._hashes = hashes
+
+    @classmethod
+    def of(cls, tokens: Iterable[str]) -> Vocabulary:
+        """The vocabulary of `tokens` in order (duplicates allowed: see duplicate_rows)."""
+        if isinstance(tokens, Vocabulary):
+            return tokens
+        return cls.of_bytes([encode(token) for token in tokens])
+
+    @classmethod
+    def of_bytes(cls, encoded: Sequence[bytes]) -> Vocabulary:
+        """The vocabulary of tokens given as their UTF-8 bytes."""
+        hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
+        return cls(*cls.pack(encoded), build_slots(hashes), hashes=hashes)
 
     def __contains__(self, token: object) -> bool:
         return isinstance(token, str) and self.find(token) is not None
@@ -111,19 +135,9 @@ class Vocabulary(Sequence[str]):
 
     # Lookups.
 
-    def take(self, rows: Sequence[int] | np.ndarray) -> list[str]:
-        """The tokens of `rows`, in order (one gather of the offsets for all of them)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        starts, ends = self.offsets[rows].tolist(), self.offsets[rows + 1].tolist()
-        blob = self.blob
-        return [
-            blob[start:end].decode("utf-8", "surrogatepass")
-            for start, end in zip(starts, ends, strict=True)
-        ]
-
     def find(self, token: str) -> int | None:
         """The row of `token`, or None."""
-        encoded = token.encode("utf-8", "surrogatepass")
+        encoded = encode(token)
         slots, offsets, blob = self.slots, self.offsets, self.blob
         for row in self._probe(slots, zlib.crc32(encoded)):
             start, end = offsets[row : row + 2].tolist()
@@ -134,7 +148,7 @@ class Vocabulary(Sequence[str]):
     def find_folded(self, token: str) -> int | None:
         """The lowest row whose token case-folds to `token`'s case fold, or None."""
         folded = token.casefold()
-        key = folded.encode("utf-8", "surrogatepass")
+        key = encode(folded)
         for row in self._probe(self.folded_slots, zlib.crc32(key)):
             if self[row].casefold() == folded:
                 return row
@@ -218,6 +232,11 @@ class TokenIds(Mapping[str, int]):
         return vocabulary.find_folded(token) if self.folded else vocabulary.find(token)
 
 
+def encode(text: str) -> bytes:
+    """UTF-8, lone surrogates kept (a tokenizer's JSON can name them)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 def home_slot(crc: int, bits: int) -> int:
     """The first slot a hash probes in a table of 2**bits slots."""
     return ((crc * _GOLDEN) & 0xFFFFFFFF) >> (32 - bits) if bits else 0
@@ -265,5 +284,5 @@ def build_folded_slots(vocabulary: Vocabulary) -> np.ndarray:
         if folded not in seen:
             seen[folded] = None
             rows.append(row)
-            hashes.append(zlib.crc32(folded.encode("utf-8", "surrogatepass")))
+            hashes.append(zlib.crc32(encode(folded)))
     return build_slots(np.asarray(hashes, dtype=np.uint32), np.asarray(rows, dtype=np.int64))
