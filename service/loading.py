@@ -14,15 +14,29 @@ from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.index import SearchKernel
 from service.engine.loaders import confined, load_table
 from service.engine.loaders.counts import with_counts
+from service.engine.prepared import is_prepared
 from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
 from service.errors import TableExists
+from service.indexes import attach_for, start_index_work
+from service.prepared_cache import cached_table, check_writable
 
 LOGGER = logging.getLogger("service.loading")
 
 
-def read_spec(spec: TableSpec) -> EmbeddingTable:
-    """The table a spec describes, read from its file(s); TableLoadError if they are bad."""
+def read_spec(spec: TableSpec, cache_dir: Path | None = None) -> EmbeddingTable:
+    """The table a spec describes; TableLoadError if its files are bad.
+
+    With a cache directory, from the spec's prepared folder there (written on first use); a
+    spec whose path is a prepared folder is opened as it is.
+    """
+    if cache_dir is not None and not is_prepared(spec.path):
+        return cached_table(spec, cache_dir, partial(read_source, spec))
+    return read_source(spec)
+
+
+def read_source(spec: TableSpec) -> EmbeddingTable:
+    """The table a spec describes, read from its source file(s)."""
     table = load_table(
         spec.path,
         spec.format,
@@ -37,15 +51,27 @@ def read_spec(spec: TableSpec) -> EmbeddingTable:
 
 
 def load_spec(
-    registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas", diagnose: bool = False
+    registry: Registry,
+    spec: TableSpec,
+    kernel: SearchKernel = "blas",
+    diagnose: bool = False,
+    cache_dir: Path | None = None,
 ) -> ServedTable:
     """Load, index and register one configured table; TableLoadError if its file is bad.
 
     With `diagnose` (reloads and added tables), its default diagnostics are computed on a
     background thread; tables loaded at start-up are diagnosed once the runtime has started.
+    Its approximate index, if it has one to build or measure, is worked on in the background.
     """
-    served = registry.load(spec.name, partial(read_spec, spec), spec.case_insensitive, kernel)
+    served = registry.load(
+        spec.name,
+        partial(read_spec, spec, cache_dir),
+        spec.case_insensitive,
+        kernel,
+        attach_for(spec),
+    )
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
+    start_index_work(served, spec)
     if diagnose:
         start_diagnosis(served)
     return served
@@ -75,9 +101,17 @@ def load_registry(settings: Settings) -> Registry:
     """A registry with every configured table loaded; stops at the first bad file."""
     specs = settings.served_tables()
     registry = Registry(expected=[spec.name for spec in specs])
-    for spec in specs:
-        load_spec(registry, spec, settings.search_kernel)
+    load_all(registry, settings)
     return registry
+
+
+def load_all(registry: Registry, settings: Settings) -> None:
+    """Load every configured table into `registry`; stops at the first bad file (or an
+    unwritable cache directory)."""
+    if settings.cache_dir is not None:
+        check_writable(settings.cache_dir)
+    for spec in settings.served_tables():
+        load_spec(registry, spec, settings.search_kernel, cache_dir=settings.cache_dir)
 
 
 class TableLoader:
@@ -135,6 +169,7 @@ class TableLoader:
                     spec,
                     self.settings.search_kernel,
                     self.settings.diagnostics_at_load,
+                    self.settings.cache_dir,
                 )
         except EngineError as error:
             LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)
@@ -144,7 +179,7 @@ class TableLoader:
 
     def _check_allowed(self, spec: TableSpec) -> None:
         """Every file under admin_tables_dir (when set), and no device, pipe or socket."""
-        for path in (spec.path, spec.vocab, spec.labels, spec.counts):
+        for path in (spec.path, spec.vocab, spec.labels, spec.counts, spec.index_path):
             if path is not None:
                 self._check_path(path)
 
