@@ -25,6 +25,7 @@ from service.engine.index_files import load_index, save_index, sidecar_of
 from service.engine.indexing import Indexing
 from service.engine.prepared import fingerprint, is_prepared
 from service.engine.registry import ServedTable
+from service.runtime import limit_openmp
 
 LOGGER = logging.getLogger("service.indexes")
 PREPARED_INDEX = "index.faiss"
@@ -81,22 +82,29 @@ def save_target(spec: TableSpec, served: ServedTable) -> Path | None:
     return folder / PREPARED_INDEX if is_prepared(folder) else None
 
 
-def start_index_work(served: ServedTable, spec: TableSpec) -> threading.Thread | None:
-    """Measure an attached index, or build a missing one, on a background thread."""
+def start_index_work(
+    served: ServedTable, spec: TableSpec, threads: int = 1
+) -> threading.Thread | None:
+    """Measure an attached index, or build a missing one, on a background thread that uses
+    at most `threads` OpenMP threads (compute_threads: serving keeps the other cores)."""
     indexing = served.indexing
     if indexing.state not in ("measuring", "pending"):
         metrics.record_index(served.name, indexing)
         return None
     target = save_target(spec, served) if indexing.state == "pending" else None
     thread = threading.Thread(
-        target=index_table, args=(served, target), name=f"index-{served.name}", daemon=True
+        target=index_table,
+        args=(served, target, threads),
+        name=f"index-{served.name}",
+        daemon=True,
     )
     thread.start()
     return thread
 
 
-def index_table(served: ServedTable, target: Path | None) -> None:
+def index_table(served: ServedTable, target: Path | None, threads: int = 1) -> None:
     """Build (and save) or measure a table's index; a failure is logged and reported."""
+    limit_openmp(threads)
     indexing = served.indexing
     try:
         if indexing.state == "pending":

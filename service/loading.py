@@ -56,6 +56,7 @@ def load_spec(
     kernel: SearchKernel = "blas",
     diagnose: bool = False,
     cache_dir: Path | None = None,
+    threads: int = 1,
 ) -> ServedTable:
     """Load, index and register one configured table; TableLoadError if its file is bad.
 
@@ -71,7 +72,7 @@ def load_spec(
         attach_for(spec),
     )
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
-    start_index_work(served, spec)
+    start_index_work(served, spec, threads)
     if diagnose:
         start_diagnosis(served)
     return served
@@ -111,7 +112,13 @@ def load_all(registry: Registry, settings: Settings) -> None:
     if settings.cache_dir is not None:
         check_writable(settings.cache_dir)
     for spec in settings.served_tables():
-        load_spec(registry, spec, settings.search_kernel, cache_dir=settings.cache_dir)
+        load_spec(
+            registry,
+            spec,
+            settings.search_kernel,
+            cache_dir=settings.cache_dir,
+            threads=settings.compute_threads,
+        )
 
 
 class TableLoader:
@@ -170,6 +177,7 @@ class TableLoader:
                     self.settings.search_kernel,
                     self.settings.diagnostics_at_load,
                     self.settings.cache_dir,
+                    self.settings.compute_threads,
                 )
         except EngineError as error:
             LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)

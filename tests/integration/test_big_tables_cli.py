@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from loadtests.server import free_port, start_server
-from service.starting import LoadingResponder, listening_socket
 from tests.integration.test_cli import call, run_cli
+from tests.test_starting import probe
 
 pytestmark = pytest.mark.slow
 ROWS, WIDTH = 20_000, 32
@@ -108,26 +107,6 @@ def test_parameters_out_of_range_stop_start_up(prepared: Path) -> None:
     assert f"nlist {ROWS + 1} must be in [1, rows = {ROWS}]" in result.stderr
     result = run_cli("serve", "--port", str(free_port()), "--table", f"big={prepared},ef_search=0")
     assert result.returncode == 2 and "ef_search" in result.stderr
-
-
-def test_while_loading_the_port_answers_not_ready() -> None:
-    port = free_port()
-    sock = listening_socket("127.0.0.1", port)
-    with sock, LoadingResponder(sock):
-        assert probe(port, "/healthz").startswith(b"HTTP/1.1 200")
-        ready = probe(port, "/readyz")
-        assert ready.startswith(b"HTTP/1.1 503") and b'"NotReady"' in ready
-        query = probe(port, "/v1/tables/t/neighbors")
-        assert query.startswith(b"HTTP/1.1 503") and b'"TableNotReady"' in query
-
-
-def probe(port: int, path: str) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
-        connection.sendall(f"GET {path} HTTP/1.1\r\nhost: x\r\n\r\n".encode())
-        answer = b""
-        while chunk := connection.recv(4096):
-            answer += chunk
-    return answer
 
 
 def test_readiness_is_503_until_a_slow_table_is_loaded(source: Path) -> None:
