@@ -87,15 +87,18 @@ def wait_for_index(base: str) -> dict[str, Any]:
 
 def worker_pids(process: subprocess.Popen, workers: int) -> list[int]:
     """The serving processes: the server itself, or the supervisor's children."""
-    if workers == 1:
-        return [process.pid]
+    return [process.pid] if workers == 1 else child_pids(process.pid)
+
+
+def child_pids(pid: int) -> list[int]:
+    """The process ids whose parent is `pid` (from /proc)."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == process.pid:
+        if int(fields[1]) == pid:
             found.append(int(stat.parent.name))
     return sorted(found)
 

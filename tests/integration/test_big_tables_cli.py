@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.big_tables_http import child_pids
 from loadtests.server import free_port, start_server
 from tests.integration.test_cli import call, run_cli
 from tests.test_starting import probe
@@ -59,30 +60,17 @@ def test_serves_the_prepared_form_with_its_index_and_workers(prepared: Path) -> 
         assert info["source"] == str(prepared)
         status, answer = call(f"{base}/v1/tables/big/neighbors", {"token": "w00007_c0", "k": 3})
         assert status == 200 and len(answer["neighbors"]) == 3
-        workers = children(process.pid)
+        workers = child_pids(process.pid)
         assert len(workers) == 2
         process.send_signal(signal.SIGHUP)  # every worker reloads; the server keeps serving
         time.sleep(1)
         assert call(f"{base}/readyz")[0] == 200
-        assert set(children(process.pid)) == set(workers)
+        assert set(child_pids(process.pid)) == set(workers)
     finally:
         process.terminate()
         code = process.wait(timeout=60)
     assert code == 0
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
-
-
-def children(pid: int) -> list[int]:
-    """The process ids whose parent is `pid`."""
-    found = []
-    for status in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = status.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(status.parent.name))
-    return found
 
 
 def test_a_corrupt_prepared_table_stops_start_up_with_one_line(
