@@ -11,7 +11,9 @@ each alike. Per variant and round, at 32 connections: /healthz, then the scenari
 neighbours (after every server's cache has warmed on the same tokens), distinct raw vectors as
 JSON floats or as base64 float32 (vectors_b64), and distinct Google-set analogies (each run gets
 a disjoint share, so the cache cannot answer them). wrk and the servers share
-the machine's cores.
+the machine's cores. Beside throughput, each run reports the server process's CPU time per
+request (user + system, all threads, from /proc): it moves far less than throughput when other
+work shares the machine.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import random
 import statistics
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from benchmarks.wrk import WrkResult, run_wrk
 from loadtests import workloads
-from loadtests.server import running_server
+from loadtests.server import start_server
 
 NEIGHBORS = "/v1/tables/minilm/neighbors"
 ANALOGY = "/v1/tables/minilm/analogy"
@@ -73,13 +76,34 @@ def scenarios(rounds: int, variants: int) -> dict[str, list[list[str]]]:
 PATHS = {"tokens": NEIGHBORS, "vectors": NEIGHBORS, "vectors_b64": NEIGHBORS, "analogies": ANALOGY}
 
 
+@dataclass(frozen=True)
+class Run:
+    """One wrk run and the server's CPU time per request during it."""
+
+    wrk: WrkResult
+    cpu_us: float
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_wrk(pid: int, url: str, seconds: int, bodies: list[str] | None = None) -> Run:
+    before = cpu_seconds(pid)
+    result = run_wrk(url, CONNECTIONS, seconds, bodies)
+    spent = cpu_seconds(pid) - before
+    return Run(result, spent / max(1, result.requests) * 1e6)
+
+
 def measure(
-    base: str, work: dict[str, list[str]], names: list[str], seconds: int
-) -> dict[str, WrkResult]:
+    pid: int, base: str, work: dict[str, list[str]], names: list[str], seconds: int
+) -> dict[str, Run]:
     """One round against one server: its /healthz, then each scenario named."""
-    results = {"healthz": run_wrk(base + "/healthz", CONNECTIONS, seconds)}
+    results = {"healthz": timed_wrk(pid, base + "/healthz", seconds)}
     for name in names:
-        results[name] = run_wrk(base + PATHS[name], CONNECTIONS, seconds, work[name])
+        results[name] = timed_wrk(pid, base + PATHS[name], seconds, work[name])
     return results
 
 
@@ -100,39 +124,42 @@ def main() -> None:
     print(f"command: python -m benchmarks.ab_http {' '.join(sys.argv[1:])}")
     print(f"machine: {os.cpu_count()} cores, {platform.machine()}; {CONNECTIONS} connections")
     work = scenarios(args.rounds, len(args.variant))
-    results: dict[str, list[dict[str, WrkResult]]] = {v.name: [] for v in args.variant}
+    results: dict[str, list[dict[str, Run]]] = {v.name: [] for v in args.variant}
     with contextlib.ExitStack() as stack:
-        bases = {
-            v.name: stack.enter_context(running_server(v.env, cwd=v.folder)) for v in args.variant
-        }
+        servers = {v.name: start_server(v.env, cwd=v.folder) for v in args.variant}
+        for process, _ in servers.values():
+            stack.callback(process.kill)
+        bases = {name: base for name, (_, base) in servers.items()}
         for base in bases.values():  # warm-up: every server's cache sees its tokens once
             run_wrk(base + NEIGHBORS, CONNECTIONS, 15, work["tokens"][0])
         for round_ in range(args.rounds):
             for number, variant in enumerate(args.variant):
                 run = round_ * len(args.variant) + number
                 bodies = {name: lists[run] for name, lists in work.items()}
-                result = measure(bases[variant.name], bodies, args.scenarios, args.seconds)
+                pid = servers[variant.name][0].pid
+                result = measure(pid, bases[variant.name], bodies, args.scenarios, args.seconds)
                 results[variant.name].append(result)
                 print(f"round {round_ + 1} {variant.name}: " + _line(result), flush=True)
-    print("median req/s over the rounds (p99 ms):")
+    print("median req/s over the rounds (p99 ms) [server CPU us per request]:")
     for name, runs in results.items():
         print(f"  {name:>12}: " + _medians(runs))
 
 
-def _line(result: dict[str, WrkResult]) -> str:
+def _line(result: dict[str, Run]) -> str:
     return "  ".join(
-        f"{name} {r.requests_per_second:,.0f}/s p99 {r.p99_ms:.1f} ms"
-        + (f" FAILED {r.failures}" if r.failures else "")
+        f"{name} {r.wrk.requests_per_second:,.0f}/s p99 {r.wrk.p99_ms:.1f} ms "
+        f"[{r.cpu_us:.0f} us]" + (f" FAILED {r.wrk.failures}" if r.wrk.failures else "")
         for name, r in result.items()
     )
 
 
-def _medians(runs: list[dict[str, WrkResult]]) -> str:
+def _medians(runs: list[dict[str, Run]]) -> str:
     parts = []
     for name in runs[0]:
-        rate = statistics.median(run[name].requests_per_second for run in runs)
-        p99 = statistics.median(run[name].p99_ms for run in runs)
-        parts.append(f"{name} {rate:,.0f} ({p99:.1f})")
+        rate = statistics.median(run[name].wrk.requests_per_second for run in runs)
+        p99 = statistics.median(run[name].wrk.p99_ms for run in runs)
+        cpu = statistics.median(run[name].cpu_us for run in runs)
+        parts.append(f"{name} {rate:,.0f} ({p99:.1f}) [{cpu:.0f}]")
     return "  ".join(parts)
 
 

@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from benchmarks.wrk import run_wrk
 from loadtests.workloads import default_vocabulary, random_vectors, vector_bodies
 
@@ -180,6 +182,29 @@ def new_reference_patterns(seconds: float) -> Callable[[Target], str]:
     return run
 
 
+def drifts_at_limits(seconds: float) -> Callable[[Target], str]:
+    """/drift at its limits on a checkpoint set the size of the default table (added through
+    the admin route): every row of both versions compared, the 1,000 rows moved most and
+    least, and 32 tokens' k=512 neighbour lists at each version (a view of checkpoint 0 with
+    its own index), alternating with the same against another table (minilm)."""
+
+    def run(target: Target) -> str:
+        spec = json.dumps({"name": RUN, "checkpoints": str(target.tables / RUN)}).encode()
+        added, _ = target.call("/v1/admin/tables", spec, target.admin_key)
+
+        def body(i: int) -> bytes:
+            start = (i * 32) % (len(WORDS) - 32)
+            tokens = WORDS[start : start + 32]
+            source = 0 if i % 2 == 0 else "minilm"
+            query = {"from": source, "tokens": tokens, "k": 512, "limit": 1000}
+            return json.dumps(query).encode()
+
+        statuses = repeat(target, seconds, 3, body, f"/v1/tables/{RUN}/drift")
+        return f"table added: {added}; {summary(statuses)}"
+
+    return run
+
+
 # --- 2: the cache --------------------------------------------------------------------------
 
 
@@ -304,11 +329,28 @@ def float_bodies(seconds: float) -> Callable[[Target], str]:
 
 
 def prepare(tables: Path) -> None:
-    """An admin tables folder holding a model directory whose vocabulary links outside it."""
+    """An admin tables folder holding a model directory whose vocabulary links outside it,
+    and a checkpoint set the size of the default table."""
     model = tables / "linked-model"
     model.mkdir(parents=True)
     (model / "vocab.txt").symlink_to("/etc/passwd")
     (model / "model.safetensors").write_bytes(b"not a model")
+    write_minilm_run(tables / RUN)
+
+
+# A checkpoint set of MiniLM's rows and a noisy copy, for the drift attack.
+RUN = "minilm-run"
+
+
+def write_minilm_run(folder: Path) -> None:
+    """Checkpoint 0: the default table's rows; checkpoint 1: the same plus Gaussian noise."""
+    table = default_vocabulary()
+    folder.mkdir(parents=True)
+    noise = np.random.default_rng(9).normal(scale=0.02, size=table.vectors.shape)
+    vocabulary = "\n".join(table.tokens) + "\n"
+    for name, rows in (("0-base", table.vectors), ("1-tuned", table.vectors + noise)):
+        np.save(folder / f"{name}.npy", rows.astype(np.float32))
+        (folder / f"{name}.vocab").write_text(vocabulary, encoding="utf-8")
 
 
 def admin_reads(seconds: float) -> Callable[[Target], str]:
@@ -393,6 +435,7 @@ def catalogue(seconds: float) -> list[Attack]:
         Attack("largest-answers", neighbour_batches(seconds)),
         Attack("evaluations-20000-unrelated", unrelated_evaluations(seconds)),
         Attack("diagnostics-new-patterns", new_reference_patterns(seconds)),
+        Attack("drifts-at-limits", drifts_at_limits(seconds)),
         Attack("padded-cache-keys", padded_queries(seconds)),
         Attack("json-float-bodies", float_bodies(seconds)),
         Attack("slow-bodies-x400", held_connections(400, slow_body, seconds)),

@@ -34,6 +34,9 @@ def parse_table_flag(text: str) -> dict[str, Any]:
         if not sep:
             raise argparse.ArgumentTypeError(f"expected key=value after the path, got {option!r}")
         spec[key.replace("-", "_")] = value
+    # checkpoints=true: PATH is a directory of checkpoints, not one table file.
+    if str(spec.get("checkpoints", "")).lower() in {"true", "yes", "1"}:
+        spec["checkpoints"] = spec.pop("path")
     return spec
 
 
@@ -69,7 +72,29 @@ def build_parser() -> argparse.ArgumentParser:
     from service.cli_tables import add_commands
 
     add_commands(commands, _add_file_options)
+    _add_train_demo_parser(commands)
     return parser
+
+
+def _add_train_demo_parser(commands: Any) -> None:
+    demo = commands.add_parser(
+        "train-demo",
+        help="train a small word2vec (gensim, the 'train' extra) on the text inside the gensim "
+        "package and write its checkpoints as a checkpoint set",
+    )
+    demo.add_argument("out", type=Path, help="a new or empty directory for the checkpoints")
+    demo.add_argument("--epochs", type=int, default=10, help="passes over the corpus (10)")
+    demo.add_argument("--dim", type=int, default=50, help="row width (50)")
+    demo.add_argument(
+        "--snapshots-per-epoch", type=int, default=2, help="checkpoints per epoch (2)"
+    )
+    demo.add_argument("--seed", type=int, default=1, help="of the initial rows and gensim (1)")
+    demo.add_argument(
+        "--corpus",
+        choices=["all", "lee"],
+        default="all",
+        help="all: the Wikipedia extract and the Lee corpus; lee: the Lee corpus alone (fast)",
+    )
 
 
 def _add_diagnose_parser(commands: Any) -> None:
@@ -113,8 +138,11 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
         type=parse_table_flag,
         metavar="NAME=PATH[,key=value...]",
         help="a table to serve (repeatable); keys: format, vocab, labels, tensor, width, "
-        "limit, unicode_errors, case_insensitive. Without any, the bundled MiniLM table is "
-        "served as 'minilm'.",
+        "limit, unicode_errors, case_insensitive, counts, checkpoints (checkpoints=true: PATH "
+        "is a directory of checkpoints), and the index options (index, index_path, hnsw_m, "
+        "ef_construction, ef_search, max_ef_search, nlist, nprobe, max_nprobe, pq_m, pq_bits: "
+        "see the README). Without any, the bundled MiniLM table is served as "
+        "'minilm'.",
     )
     parser.add_argument("--config", type=Path, help="a TOML or JSON settings file")
 
@@ -385,16 +413,40 @@ def index(args: argparse.Namespace) -> int:
     return build_index_command(args, _file_spec(args))
 
 
+def train_demo(args: argparse.Namespace) -> int:
+    """Train the demo word2vec and print what it wrote, as JSON."""
+    from dataclasses import asdict
+
+    from service.train_demo import DemoOptions
+    from service.train_demo import train_demo as train
+
+    options = DemoOptions(
+        epochs=args.epochs,
+        dim=args.dim,
+        snapshots_per_epoch=args.snapshots_per_epoch,
+        seed=args.seed,
+        corpus=args.corpus,
+    )
+    report = asdict(train(args.out, options))
+    report["serve"] = f"embedding-service serve --table demo={args.out},checkpoints=true"
+    return _print(report)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a sub-command; bad input ends with one clear line and exit code 2."""
+    from service.train_demo import MissingExtra
+
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"serve": serve, "info": info, "query": query, "diagnose": diagnose}
-    command = {**commands, "evaluate": evaluate, "prepare": prepare, "index": index}[args.command]
+    commands |= {"evaluate": evaluate, "prepare": prepare, "index": index, "train-demo": train_demo}
+    command = commands[args.command]
     try:
         return command(args)
     except EngineError as error:
         return _fail(error.message)
+    except MissingExtra as error:
+        return _fail(str(error))
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
         return _fail(f"invalid settings: {problems}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
@@ -30,13 +30,34 @@ TABLE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 FormatName = Literal[FORMATS]  # type: ignore[valid-type]
 
 
-class TableSpec(BaseModel):
-    """One table to serve: where its file is and how to read it."""
+# What the `_one_source` check demands, said in the JSON Schema too (clients and fuzzers read it).
+_ONE_SOURCE = [
+    {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+    for name in ("path", "checkpoints")
+]
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class TableSpec(BaseModel):
+    """One table to serve: where its file (or its checkpoint set) is and how to read it."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        json_schema_extra={"oneOf": _ONE_SOURCE},  # type: ignore[dict-item]
+    )
 
     name: str = Field(pattern=TABLE_NAME_PATTERN, description="Name in URLs: /v1/tables/{name}.")
-    path: Path = Field(description="Table file or model directory.")
+    path: Path | None = Field(
+        None, description="Table file or model directory (or give `checkpoints` instead)."
+    )
+    checkpoints: Annotated[list[Path], Field(min_length=1)] | Path | None = Field(
+        None,
+        description="A checkpoint set instead of one file: several versions of one table (a "
+        "training run's snapshots), as a list of files or a directory whose table files (and "
+        "model directories) are taken in natural name order (ckpt-2 before ckpt-10). All must "
+        "have the same tokens in the same order and the same width. Queries go to the last one "
+        'unless they name "checkpoint": i; the others are memory-mapped.',
+    )
     format: FormatName | None = Field(None, description="File format; guessed from the path.")
     vocab: Path | None = Field(None, description="Vocabulary file (npy, huggingface).")
     labels: Path | None = Field(None, description="Projector labels .tsv (default: same stem).")
@@ -123,6 +144,12 @@ class TableSpec(BaseModel):
             pq_m=self.pq_m or 0,
             pq_bits=self.pq_bits,
         )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> TableSpec:
+        if (self.path is None) == (self.checkpoints is None):
+            raise ValueError("give exactly one of path and checkpoints")
+        return self
 
 
 def default_table() -> TableSpec:
@@ -331,6 +358,45 @@ class Settings(BaseSettings):
         description="/diagnostics and /evaluate requests computed at once, each on a worker "
         "thread; the others wait (up to max_in_flight, then 429). They pass over the whole "
         "table, so one at a time leaves the other core to the queries.",
+    )
+    checkpoint_views: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Earlier checkpoints of a checkpoint set kept ready, per table, for queries "
+        "that name a `checkpoint` (neighbours, analogies, lookups, similarity, /drift's "
+        "neighbour lists). Each holds its rows' norms (the rows stay memory-mapped; with "
+        "search_kernel=faiss also a unit float32 copy of them, the table's size again), and is "
+        "built on first use by one pass over the checkpoint; the least recently used goes first.",
+    )
+    max_trajectory_points: int = Field(
+        5000,
+        ge=1,
+        le=1_000_000,
+        description="Most rows one /trajectory request may follow (`points`, or named tokens).",
+    )
+    max_trajectory_values: int = Field(
+        20_000,
+        ge=1,
+        le=100_000_000,
+        description="Most rows x checkpoints in one /trajectory answer, which holds coordinates, "
+        "norm, cosine and distance to the initial row for each: about 100 bytes of JSON each, "
+        "so 2 MB at the default (952 rows of the 21 checkpoints train-demo writes), as large "
+        "as the other answers can be (max_results, max_projection_points).",
+    )
+    max_drift_limit: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="Most rows one /drift answer lists as moved most, and again as moved least "
+        "(its `limit`). About 200 bytes of JSON a row.",
+    )
+    max_drift_tokens: int = Field(
+        32,
+        ge=1,
+        le=10_000,
+        description="Most tokens whose neighbour lists one /drift compares: each costs a "
+        "neighbour search in both versions (k at most max_k).",
     )
     diagnostics_at_load: bool = Field(
         True,

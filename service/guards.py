@@ -40,6 +40,8 @@ class ConnectionGuard:
     in_flight: InFlight
     templates: list[Any]
     stalled: dict[Any, float] = field(default_factory=dict)
+    # Connections waiting for a head, oldest first (the first to close when room is needed).
+    waiting: dict[Any, None] = field(default_factory=dict)
     sweeping: bool = False
 
     @classmethod
@@ -55,7 +57,7 @@ class ConnectionGuard:
             in_flight=state.in_flight,
             templates=compiled_templates(state.route_templates),
         )
-        LOGGER.info("connections: at most %d open at once", guard.max_connections)
+        LOGGER.info("at most %d connections open at once", guard.max_connections)
         return guard
 
     def watch(self, connections: set[Any], loop: asyncio.AbstractEventLoop) -> None:

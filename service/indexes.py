@@ -41,7 +41,7 @@ def attach_for(spec: TableSpec) -> Callable[[SimilarityIndex], Indexing]:
         kind = spec.index or (saved_kind(saved) if saved is not None else None) or "exact"
         if saved is not None and spec.index_path is None and saved_kind(saved) != kind:
             saved = None  # the prepared folder holds another kind: build the one asked for
-        where = spec.index_path or spec.path
+        where = spec.index_path or spec.path or spec.checkpoints
         parameters = spec.index_parameters(kind).resolved(table.rows, table.width, where)
         indexing = Indexing(index, parameters)
         if saved is not None and (kind in APPROXIMATE or spec.index is None):

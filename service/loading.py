@@ -13,6 +13,7 @@ from service.engine.diagnostics import DEFAULT_FRACTION
 from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.index import SearchKernel
 from service.engine.loaders import confined, load_table
+from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoints
 from service.engine.loaders.counts import with_counts
 from service.engine.prepared import is_prepared
 from service.engine.registry import Registry, ServedTable
@@ -28,17 +29,30 @@ def read_spec(spec: TableSpec, cache_dir: Path | None = None) -> EmbeddingTable:
     """The table a spec describes; TableLoadError if its files are bad.
 
     With a cache directory, from the spec's prepared folder there (written on first use); a
-    spec whose path is a prepared folder is opened as it is.
+    spec whose path is a prepared folder is opened as it is. A checkpoint set is always read
+    from its files: a prepared folder holds one version of a table, not a set.
     """
-    if cache_dir is not None and not is_prepared(spec.path):
+    path = spec.path
+    if cache_dir is not None and path is not None and not is_prepared(path):
         return cached_table(spec, cache_dir, partial(read_source, spec))
     return read_source(spec)
 
 
 def read_source(spec: TableSpec) -> EmbeddingTable:
-    """The table a spec describes, read from its source file(s)."""
-    table = load_table(
-        spec.path,
+    """The table a spec describes, read from its file(s)."""
+    if spec.checkpoints is not None:
+        paths = checkpoint_files(spec.checkpoints)
+        table = load_checkpoints(paths, partial(read_file, spec))
+    else:
+        assert spec.path is not None, "a spec names a path or checkpoints"
+        table = read_file(spec, spec.path)
+    return with_counts(table, spec.counts) if spec.counts is not None else table
+
+
+def read_file(spec: TableSpec, path: Path) -> EmbeddingTable:
+    """One table file (or model directory, or prepared folder), read with the spec's options."""
+    return load_table(
+        path,
         spec.format,
         vocab=spec.vocab,
         labels=spec.labels,
@@ -47,7 +61,6 @@ def read_source(spec: TableSpec) -> EmbeddingTable:
         limit=spec.limit,
         unicode_errors=spec.unicode_errors,
     )
-    return with_counts(table, spec.counts) if spec.counts is not None else table
 
 
 def load_spec(
@@ -187,7 +200,8 @@ class TableLoader:
 
     def _check_allowed(self, spec: TableSpec) -> None:
         """Every file under admin_tables_dir (when set), and no device, pipe or socket."""
-        for path in (spec.path, spec.vocab, spec.labels, spec.counts, spec.index_path):
+        paths = (spec.path, spec.vocab, spec.labels, spec.counts, spec.index_path)
+        for path in (*paths, *_checkpoints(spec)):
             if path is not None:
                 self._check_path(path)
 
@@ -202,3 +216,9 @@ class TableLoader:
         except (OSError, ValueError) as error:
             # NUL bytes, unencodable characters, names too long: not a path this host can open.
             raise TableLoadError(repr(str(path)), f"not a usable path ({error})") from error
+
+
+def _checkpoints(spec: TableSpec) -> list[Path]:
+    """The checkpoint paths a spec names (a directory as itself)."""
+    source = spec.checkpoints
+    return [] if source is None else [source] if isinstance(source, Path) else list(source)

@@ -20,6 +20,7 @@ from service.api import (
     routes_search,
     routes_tables,
     routes_text,
+    routes_training,
     routes_vectors,
 )
 from service.api.access import AccessMiddleware, KeyRing, document_security
@@ -101,6 +102,7 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
         routes_projection,
         routes_diagnostics,
         routes_text,
+        routes_training,
     ):
         app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
     if keys.admin:
@@ -123,6 +125,7 @@ def route_templates(app: FastAPI) -> list[str]:
         routes_projection,
         routes_diagnostics,
         routes_text,
+        routes_training,
         routes_admin,
     )
     for module in modules:

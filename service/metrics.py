@@ -50,9 +50,19 @@ ERRORS = Counter(f"{PREFIX}_errors_total", "Error responses by error type.", ["t
 CONNECTIONS_CLOSED = Counter(
     f"{PREFIX}_connections_closed_total",
     "Connections the server closed to protect itself, by reason: headers_too_large, "
-    "header_timeout, connection_limit.",
+    "header_timeout, body_timeout, connection_limit, send_timeout, stalled_limit.",
     ["reason"],
 )
+# Every reason exported from the start (at 0), so a rate exists before the first closure.
+for _reason in (
+    "headers_too_large",
+    "header_timeout",
+    "body_timeout",
+    "connection_limit",
+    "send_timeout",
+    "stalled_limit",
+):
+    CONNECTIONS_CLOSED.labels(_reason)
 TABLE_ROWS = Gauge(
     f"{PREFIX}_table_rows", "Rows (vocabulary size) of each served table.", ["table"]
 )

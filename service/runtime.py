@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Callable
 from functools import partial
+from typing import Any, TypeVar
 
 import anyio
 import faiss
@@ -16,6 +18,8 @@ from service.config import Settings
 from service.engine.grouped import score_per_table, search_per_table
 from service.engine.index import Prepared, SimilarityIndex, directions
 from service.engine.queries import Neighbors, ScoreQuery, Scores
+
+T = TypeVar("T")
 
 
 def settle_heap() -> None:
@@ -52,6 +56,12 @@ def search_directions(item: tuple[SimilarityIndex, Prepared]) -> int:
     return directions(item[1])
 
 
+# Threads at once that prepare large requests and build large answers (lookups with vectors,
+# similarity matrices, splits): anyio's default pool would run 40, each holding its answer's
+# Python objects (~6 MB for 256 rows of JSON floats) while clients that do not read pile up.
+WORK_THREADS = 4
+
+
 class Runtime:
     """One search batcher (neighbours and analogies), one scoring batcher, one cache."""
 
@@ -74,6 +84,7 @@ class Runtime:
         self.projection_concurrency = settings.projection_concurrency
         # Made in start(): an anyio limiter belongs to the running event loop.
         self.projections: anyio.CapacityLimiter | None = None
+        self.threads: anyio.CapacityLimiter | None = None
         self.analysis_concurrency = settings.analysis_concurrency
         self.analyses: anyio.CapacityLimiter | None = None
         self.compute_threads = settings.compute_threads
@@ -85,9 +96,14 @@ class Runtime:
         sys.setswitchinterval(self.switch_interval)
         settle_heap()
         self.projections = anyio.CapacityLimiter(self.projection_concurrency)
+        self.threads = anyio.CapacityLimiter(WORK_THREADS)
         self.analyses = anyio.CapacityLimiter(self.analysis_concurrency)
         self.search.start()
         self.score.start()
+
+    async def in_thread(self, work: Callable[..., T], *args: Any) -> T:
+        """`work(*args)` on a worker thread, at most WORK_THREADS at once."""
+        return await anyio.to_thread.run_sync(partial(work, *args), limiter=self.threads)
 
     async def close(self) -> None:
         """Stop the batchers."""

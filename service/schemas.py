@@ -99,6 +99,18 @@ Restrict = Annotated[
     Field(ge=1, le=2**53, description="Search only the first N rows (gensim's restrict_vocab)."),
     NUMBER_ONLY,
 ]
+# Checkpoints of one set; far above any real training run's snapshots.
+MAX_CHECKPOINT = 1_000_000
+CheckpointIndex = Annotated[
+    int,
+    Field(
+        ge=0,
+        le=MAX_CHECKPOINT,
+        description="Which checkpoint of the table's checkpoint set to query (0: the first, "
+        "e.g. the initial rows); default: the last, the served one. A plain table has one, 0.",
+    ),
+    NUMBER_ONLY,
+]
 # A flag is JSON true or false, never "yes" or 1.
 Flag = Annotated[bool, Field(strict=True)]
 Exact = Annotated[
@@ -184,6 +196,7 @@ class LookupRequest(Strict):
     tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     include_vector: Flag = True
+    checkpoint: CheckpointIndex | None = None
     encoding: Literal["float", "base64"] = Field(
         "float",
         description="How vectors are answered: JSON floats in 'vector', or base64 of "
@@ -231,8 +244,15 @@ class NeighborsRequest(Strict):
         return self
 
 
+class SingleNeighborsRequest(NeighborsRequest):
+    """One neighbour query, at a checkpoint if it names one (a batch names it once)."""
+
+    checkpoint: CheckpointIndex | None = None
+
+
 class NeighborsBatchRequest(Strict):
     queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+    checkpoint: CheckpointIndex | None = None
 
 
 class NeighborList(Strict):
@@ -285,17 +305,25 @@ class AnalogyRequest(Strict):
     nprobe: Nprobe | None = None
 
 
+class SingleAnalogyRequest(AnalogyRequest):
+    """One analogy, at a checkpoint if it names one (a batch names it once)."""
+
+    checkpoint: CheckpointIndex | None = None
+
+
 class AnalogyBatchRequest(Strict):
     queries: list[AnalogyRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+    checkpoint: CheckpointIndex | None = None
 
 
 # One query, or {"queries": [...]}: the presence of "queries" picks the model to validate with.
 NeighborsBody = Annotated[
-    Annotated[NeighborsRequest, Tag("query")] | Annotated[NeighborsBatchRequest, Tag("batch")],
+    Annotated[SingleNeighborsRequest, Tag("query")]
+    | Annotated[NeighborsBatchRequest, Tag("batch")],
     Discriminator(_batch_or_single),
 ]
 AnalogyBody = Annotated[
-    Annotated[AnalogyRequest, Tag("query")] | Annotated[AnalogyBatchRequest, Tag("batch")],
+    Annotated[SingleAnalogyRequest, Tag("query")] | Annotated[AnalogyBatchRequest, Tag("batch")],
     Discriminator(_batch_or_single),
 ]
 
@@ -305,6 +333,7 @@ class SimilarityRequest(Strict):
 
     pairs: list[tuple[Key, Key]] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
     tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    checkpoint: CheckpointIndex | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> Self:
@@ -363,6 +392,14 @@ class ScoreResponse(Matched):
     )
 
 
+class CheckpointInfo(Strict):
+    """One version of a table's rows: its place in the set, its name and its file."""
+
+    index: int
+    label: str = Field(description="The file name without its format's suffixes.")
+    source: str = Field(description="The file's name (no directories).")
+
+
 class TableInfo(Strict):
     name: str
     rows: int
@@ -380,6 +417,9 @@ class TableInfo(Strict):
     load_seconds: float
     metadata_columns: list[str]
     case_insensitive: bool
+    checkpoints: list[CheckpointInfo] = Field(
+        description="The table's versions, first to last (the served one); one for a plain table."
+    )
 
 
 class TableList(Strict):

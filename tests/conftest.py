@@ -15,6 +15,7 @@ from service.engine.loaders import load_huggingface
 from service.engine.session import Session
 from service.engine.table import EmbeddingTable
 from service.main import create_app
+from tests.checkpoint_sets import write_checkpoint_set
 
 # A small table with the cases that matter: a zero (padding) row, case variants, metadata.
 SMALL_TOKENS = ["[PAD]", "King", "king", "queen", "man", "woman", "apple", "pear", "zero"]
@@ -53,15 +54,22 @@ def small_table_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def settings(small_table_files: Path) -> Settings:
-    """MiniLM plus the small table (case-insensitive fallback on)."""
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic training run: a checkpoint set of five projector files with counts."""
+    return write_checkpoint_set(tmp_path_factory.mktemp("run") / "run")
+
+
+@pytest.fixture(scope="session")
+def settings(small_table_files: Path, run_folder: Path) -> Settings:
+    """MiniLM, the small table (case-insensitive fallback on) and the checkpoint set `run`."""
     small = TableSpec(
         name="small",
         path=small_table_files,
         vocab=small_table_files.with_suffix(".vocab"),
         case_insensitive=True,
     )
-    return Settings(tables=[default_table(), small], max_k=500, max_batch=64)
+    run = TableSpec(name="run", checkpoints=run_folder)
+    return Settings(tables=[default_table(), small, run], max_k=500, max_batch=64)
 
 
 @pytest.fixture(scope="session")

@@ -187,6 +187,20 @@ BATCHING_AND_CACHE = [
         "Responses held in the result cache, per replica.",
         (Query(f"sum by (instance) ({selector('cache_entries')})", "{{instance}}"),),
     ),
+    Panel(
+        "Result cache memory",
+        "Bytes the result cache holds per replica (answers plus per-entry overhead); bounded "
+        "by cache_bytes.",
+        (Query(f"sum by (instance) ({selector('cache_bytes')})", "{{instance}}"),),
+        unit="bytes",
+    ),
+    Panel(
+        "Connections closed by the guards",
+        "Connections the server closed to protect itself, by reason: head too large or too "
+        "slow, body too slow, the connection bound, clients not reading their answers.",
+        (Query(rate("connections_closed_total", "reason"), "{{reason}}"),),
+        unit="reqps",
+    ),
 ]
 
 TABLES = [

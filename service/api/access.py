@@ -72,7 +72,7 @@ class KeyRing:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.api, self.admin = self._read()
-        LOGGER.info("access: %d API key(s), %d admin key(s)", len(self.api), len(self.admin))
+        LOGGER.info("%d API key(s), %d admin key(s)", len(self.api), len(self.admin))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> KeyRing:
@@ -88,7 +88,7 @@ class KeyRing:
             LOGGER.error("keys not reloaded, the old ones stay: %s", error)
             return
         self.api, self.admin = api, admin
-        LOGGER.info("access: reloaded %d API key(s), %d admin key(s)", len(api), len(admin))
+        LOGGER.info("reloaded: %d API key(s), %d admin key(s)", len(api), len(admin))
 
     def _read(self) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
         settings = self.settings

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import anyio
 
 from service.api.limits import Limits
-from service.engine.registry import ServedTable
+from service.engine.registry import Registry, ServedTable
 from service.runtime import Runtime
 
 
@@ -16,3 +18,19 @@ class Context:
     served: ServedTable
     limits: Limits
     runtime: Runtime
+    # Every served table, for queries that compare the path's table with another (drift).
+    tables: Registry | None = None
+
+    async def at_checkpoint(self, checkpoint: int) -> Context:
+        """This context with the table as it was at `checkpoint` (UnknownCheckpoint if it has
+        none such). A view not kept is built on a worker thread, one build at a time."""
+        served = self.served
+        if served.versions.check(checkpoint) == served.versions.last:
+            return self
+        view = served.views.kept(checkpoint)
+        if view is None:
+            keep = self.limits.checkpoint_views
+            view = await anyio.to_thread.run_sync(
+                served.at, checkpoint, keep, limiter=self.runtime.analyses
+            )
+        return replace(self, served=view)

@@ -32,9 +32,9 @@ TableDep = Annotated[ServedTable, Depends(get_table)]
 
 
 async def get_context(served: TableDep, request: Request) -> Context:
-    """The table named in the path, with the app's limits and runtime."""
+    """The table named in the path, with the app's limits, runtime and other tables."""
     state = request.app.state
-    return Context(served, state.limits, state.runtime)
+    return Context(served, state.limits, state.runtime, state.registry)
 
 
 ContextDep = Annotated[Context, Depends(get_context)]

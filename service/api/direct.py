@@ -55,7 +55,7 @@ class DirectQueryMiddleware:
             return
         scope["route"] = operation.route
         try:
-            context = Context(self.registry.get(table), self.limits, self.runtime)
+            context = Context(self.registry.get(table), self.limits, self.runtime, self.registry)
             answer = await respond(operation, body, context)
         except EngineError as error:
             await engine_error_response(error)(scope, receive, send)

@@ -24,6 +24,7 @@ LOGGER = logging.getLogger("service.errors")
 STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
     errors.UnknownToken: 404,
     errors.UnknownId: 404,
+    errors.UnknownCheckpoint: 404,
     errors.UnknownTable: 404,
     errors.TableNotReady: 503,
     errors.DimensionMismatch: 422,

@@ -31,6 +31,11 @@ class Limits:
     max_diagnostics_limit: int
     max_evaluation_questions: int
     max_text_length: int
+    checkpoint_views: int
+    max_trajectory_points: int
+    max_trajectory_values: int
+    max_drift_limit: int
+    max_drift_tokens: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Limits:
@@ -49,6 +54,11 @@ class Limits:
             max_diagnostics_limit=settings.max_diagnostics_limit,
             max_evaluation_questions=settings.max_evaluation_questions,
             max_text_length=settings.max_text_length,
+            checkpoint_views=settings.checkpoint_views,
+            max_trajectory_points=settings.max_trajectory_points,
+            max_trajectory_values=settings.max_trajectory_values,
+            max_drift_limit=settings.max_drift_limit,
+            max_drift_tokens=settings.max_drift_tokens,
         )
 
     def checked_k(self, k: int | None) -> int:
@@ -105,6 +115,18 @@ class Limits:
     def check_detokenize(self, count: int) -> None:
         """Ids of one detokenize: as many as the pieces of the longest text allowed."""
         within("ids to detokenize", count, self.max_text_length)
+
+    def check_trajectory(self, rows: int, checkpoints: int) -> None:
+        """Rows one /trajectory follows, and rows x checkpoints in its answer."""
+        within("trajectory points", rows, self.max_trajectory_points)
+        within(
+            "trajectory values (rows x checkpoints)", rows * checkpoints, self.max_trajectory_values
+        )
+
+    def check_drift(self, limit: int, tokens: int) -> None:
+        """Rows listed by one /drift (each way), and tokens whose neighbours it compares."""
+        within("drift limit", limit, self.max_drift_limit)
+        within("drift tokens", tokens, self.max_drift_tokens)
 
     def check_matrix(self, size: int) -> None:
         """Tokens of one similarity matrix (the answer is size x size)."""

@@ -15,11 +15,12 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from service import schemas
-from service.api import diagnostics, projection, search, tokenize, vectors
+from service.api import diagnostics, projection, search, tokenize, training, vectors
 from service.api.context import Context
 from service.schemas_diagnostics import DiagnosticsRequest, EvaluateRequest
 from service.schemas_projection import ProjectionRequest, ProjectRequest
 from service.schemas_text import TokenizeRequest
+from service.schemas_training import DriftRequest, TrajectoryRequest
 
 
 def never(body: Any) -> bool:
@@ -61,6 +62,8 @@ PROJECT = Operation("project", TypeAdapter(ProjectRequest), projection.project)
 DIAGNOSTICS = Operation("diagnostics", TypeAdapter(DiagnosticsRequest), diagnostics.diagnostics)
 EVALUATE = Operation("evaluate", TypeAdapter(EvaluateRequest), diagnostics.evaluate)
 TOKENIZE = Operation("tokenize", TypeAdapter(TokenizeRequest), tokenize.tokenize)
+TRAJECTORY = Operation("trajectory", TypeAdapter(TrajectoryRequest), training.trajectory)
+DRIFT = Operation("drift", TypeAdapter(DriftRequest), training.drift)
 OPERATIONS = {
     op.name: op
     for op in (
@@ -74,12 +77,17 @@ OPERATIONS = {
         DIAGNOSTICS,
         EVALUATE,
         TOKENIZE,
+        TRAJECTORY,
+        DRIFT,
     )
 }
 
 
 async def respond(operation: Operation, body: Any, context: Context) -> bytes:
     """The JSON answer to one validated query: from the cache when it may be, else computed."""
+    checkpoint = getattr(body, "checkpoint", None)
+    if checkpoint is not None:
+        context = await context.at_checkpoint(checkpoint)
     cache = context.runtime.cache
     key = (
         cache_key(operation, body, context) if cache.enabled and operation.cacheable(body) else None

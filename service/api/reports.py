@@ -12,6 +12,7 @@ import numpy as np
 
 from service.engine.diagnostics import Analysis, CountReport, NormSummary
 from service.engine.evaluation import AnalogyEvaluation, Section
+from service.engine.statistics import Correlation
 from service.engine.table import EmbeddingTable
 from service.engine.word_pairs import PairsEvaluation
 
@@ -124,12 +125,13 @@ def count_figures(report: CountReport) -> dict[str, Any]:
         ("spearman_indicator", report.indicator),
     ):
         if correlation is not None:
-            figures[name] = {
-                "rho": correlation.r,
-                "p_value": correlation.p_value,
-                "n": correlation.n,
-            }
+            figures[name] = spearman_figure(correlation)
     return figures
+
+
+def spearman_figure(correlation: Correlation) -> dict[str, float | int]:
+    """{"rho", "p_value", "n"} of a Spearman correlation."""
+    return {"rho": correlation.r, "p_value": correlation.p_value, "n": correlation.n}
 
 
 def analogy_report(evaluation: AnalogyEvaluation, source: str) -> dict[str, Any]:

@@ -10,9 +10,9 @@ import base64
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-from starlette.concurrency import run_in_threadpool
 
 from service import schemas
+from service.api.context import Context
 from service.api.limits import Limits
 from service.engine.approximate import check_options
 from service.engine.errors import EmptyText, InvalidVector, SeveralPieces, UnknownToken
@@ -201,14 +201,14 @@ class Resolver:
 
 
 async def resolved(
-    resolver: Resolver, tokens: Iterable[str], texts: Iterable[TextName] = ()
+    context: Context, resolver: Resolver, tokens: Iterable[str], texts: Iterable[TextName] = ()
 ) -> Resolver:
     """resolver.resolve, on a worker thread when there are texts: splitting takes about
     0.75 us a character, which the event loop should not spend."""
     tokens, texts = list(tokens), list(texts)
     if not texts:
         return resolver.resolve(tokens)
-    return await run_in_threadpool(resolver.resolve, tokens, texts)
+    return await context.runtime.in_thread(resolver.resolve, tokens, texts)
 
 
 def _mean_of(key: schemas.Key) -> str:

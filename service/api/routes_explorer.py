@@ -32,6 +32,12 @@ async def explorer(request: Request) -> Response:
     return serve(ASSETS["explorer.html"], request)
 
 
+@router.get("/explorer/training")
+async def training(request: Request) -> Response:
+    """Watch training (a table's checkpoints played in order) and Drift (two versions)."""
+    return serve(ASSETS["training.html"], request)
+
+
 @router.get(STATIC_PREFIX + "{name}")
 async def static(name: str, request: Request) -> Response:
     """One of the page's CSS or JavaScript files."""

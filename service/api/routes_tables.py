@@ -7,6 +7,7 @@ from fastapi import APIRouter
 from service import schemas
 from service.api.deps import RegistryDep, TableDep
 from service.engine.registry import ServedTable
+from service.schemas import CheckpointInfo
 from service.schemas_index import IndexInfo
 
 router = APIRouter(prefix="/v1/tables", tags=["tables"])
@@ -26,7 +27,7 @@ def table_info(served: TableDep) -> schemas.TableInfo:
 
 def describe(served: ServedTable) -> schemas.TableInfo:
     """The public facts of a served table."""
-    table = served.table
+    table, versions = served.table, served.versions
     return schemas.TableInfo(
         name=served.name,
         rows=table.rows,
@@ -41,4 +42,5 @@ def describe(served: ServedTable) -> schemas.TableInfo:
         load_seconds=served.load_seconds,
         metadata_columns=list(table.metadata),
         case_insensitive=served.case_insensitive,
+        checkpoints=[CheckpointInfo(**served.versions.describe(i)) for i in range(versions.count)],
     )

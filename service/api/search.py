@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from starlette.concurrency import run_in_threadpool
-
 from service import schemas
 from service.api.context import Context
 from service.api.resolve import Resolver, texts_of, tokens_of
@@ -33,7 +31,7 @@ async def search(body: SearchBody, context: Context) -> bytes:
     queries: Sequence[Query] = body.queries if isinstance(body, BATCHES) else [body]
     context.limits.check_batch(len(queries))
     if _off_the_loop(queries):
-        prepared, matched = await run_in_threadpool(_prepare_all, queries, context)
+        prepared, matched = await context.runtime.in_thread(_prepare_all, queries, context)
     else:
         prepared, matched = _prepare_all(queries, context)
     results = await context.runtime.search.submit_many(prepared)

@@ -6,8 +6,6 @@ characters (10,000 by default: about 8 ms of splitting), which the event loop sh
 
 from __future__ import annotations
 
-from starlette.concurrency import run_in_threadpool
-
 from service.api.context import Context
 from service.api.serialize import dumps, split_payload
 from service.engine.errors import UnknownToken
@@ -23,7 +21,7 @@ async def tokenize(body: TokenizeRequest, context: Context) -> bytes:
     if body.detokenize is not None:
         limits.check_detokenize(len(body.detokenize))
         ids = served.table.check_ids(body.detokenize).tolist()
-        text = await run_in_threadpool(served.text.decode, ids, body.skip_special_tokens)
+        text = await context.runtime.in_thread(served.text.decode, ids, body.skip_special_tokens)
         return dumps({"tokenizer": served.text.kind, "ids": ids, "text": text})
     texts = [body.text] if body.text is not None else list(body.texts or [])
     limits.check_batch(len(texts))
@@ -42,7 +40,7 @@ async def tokenize(body: TokenizeRequest, context: Context) -> bytes:
             return dumps({**answer, **results[0]})
         return dumps({**answer, "results": results})
 
-    return await run_in_threadpool(write)
+    return await context.runtime.in_thread(write)
 
 
 def split_all(served: ServedTable, texts: list[str], add_special_tokens: bool) -> list[Split]:

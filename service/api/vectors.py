@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from starlette.concurrency import run_in_threadpool
 
 from service import schemas
 from service.api.context import Context
@@ -27,7 +26,7 @@ async def lookup(body: schemas.LookupRequest, context: Context) -> bytes:
     resolver = Resolver(context.served, context.limits)
     if body.tokens is not None:
         context.limits.check_batch(len(body.tokens))
-        await resolved(resolver, *split_keys(body.tokens))
+        await resolved(context, resolver, *split_keys(body.tokens))
         rows = [resolver.key_row(key) for key in body.tokens]
     else:
         ids = body.ids or []
@@ -46,7 +45,7 @@ async def lookup(body: schemas.LookupRequest, context: Context) -> bytes:
             ]
         return dumps({"matched": resolver.matched, "items": answer})
 
-    return await run_in_threadpool(write)
+    return await context.runtime.in_thread(write)
 
 
 def _mean_item(resolver: Resolver, key: Any, encoding: str | None) -> dict[str, Any]:
@@ -58,11 +57,11 @@ async def similarity(body: schemas.SimilarityRequest, context: Context) -> bytes
     resolver = Resolver(context.served, context.limits)
     if body.pairs is not None:
         context.limits.check_batch(len(body.pairs))
-        await resolved(resolver, *split_keys(key for pair in body.pairs for key in pair))
+        await resolved(context, resolver, *split_keys(key for pair in body.pairs for key in pair))
         left = resolver.directions([a for a, _ in body.pairs])
         right = resolver.directions([b for _, b in body.pairs])
         with timed("similarity"):
-            scores = (await run_in_threadpool(pair_cosines, left, right)).tolist()
+            scores = (await context.runtime.in_thread(pair_cosines, left, right)).tolist()
         pairs = [
             {"tokens": (label(a), label(b)), "score": s}
             for (a, b), s in zip(body.pairs, scores, strict=True)
@@ -71,10 +70,10 @@ async def similarity(body: schemas.SimilarityRequest, context: Context) -> bytes
     assert body.tokens is not None
     context.limits.check_batch(len(body.tokens))
     context.limits.check_matrix(len(body.tokens))
-    await resolved(resolver, *split_keys(body.tokens))
+    await resolved(context, resolver, *split_keys(body.tokens))
     directions = resolver.directions(body.tokens)
     with timed("similarity"):
-        matrix = (await run_in_threadpool(cosine_matrix, directions)).tolist()
+        matrix = (await context.runtime.in_thread(cosine_matrix, directions)).tolist()
     tokens = [label(key) for key in body.tokens]
     return dumps({"matched": resolver.matched, "tokens": tokens, "matrix": matrix})
 
@@ -84,7 +83,7 @@ async def score(body: schemas.ScoreRequest, context: Context) -> bytes:
     resolver = Resolver(context.served, context.limits)
     text = None if body.text is None else schemas.TextKey(text=body.text, pieces=body.pieces)
     texts = [] if text is None else [(text.text, text.pieces)]
-    await resolved(resolver, [body.target] if body.target else [], texts)
+    await resolved(context, resolver, [body.target] if body.target else [], texts)
     target = resolver.row(body.target) if body.target else None
     vector = resolver.raw_vector(text) if text else vector_of(body.vector, body.vector_b64)
     query = ScoreQuery(

@@ -37,6 +37,18 @@ class UnknownId(EngineError):
         super().__init__(f"id(s) out of range [0, {rows}): {names}", ids=list(ids), rows=rows)
 
 
+class UnknownCheckpoint(EngineError):
+    """A checkpoint index outside a table's checkpoint set (a plain table has one: 0)."""
+
+    def __init__(self, checkpoint: int, count: int, table: str) -> None:
+        super().__init__(
+            f"table {table!r} has {count} checkpoint(s), numbered 0 to {count - 1}: "
+            f"there is no checkpoint {checkpoint}",
+            checkpoint=checkpoint,
+            checkpoints=count,
+        )
+
+
 class UnknownTable(EngineError):
     """No table is served under this name."""
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 
 from service.engine.approximate import IndexParameters
+from service.engine.checkpoints import Versions
 from service.engine.diagnostics import TableDiagnostics
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
@@ -17,6 +19,7 @@ from service.engine.indexing import Indexing
 from service.engine.projection import Projector
 from service.engine.table import EmbeddingTable
 from service.engine.text import TextTokenizer, text_tokenizer
+from service.engine.trajectory import TrainingSummary
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class ServedTable:
     case_insensitive: bool
     loaded_at: datetime
     load_seconds: float
+    kernel: SearchKernel = "blas"
     # The approximate index (if any): read with the table, or built in the background.
     indexing: Indexing = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     # Fits its PCA basis on first use; a reload makes a new ServedTable, so the basis goes too.
@@ -37,6 +41,11 @@ class ServedTable:
     diagnostics: TableDiagnostics = field(init=False, repr=False, compare=False)
     # Splits text into rows: the model's tokenizer, or the vocabulary with the case fallback.
     text: TextTokenizer = field(init=False, repr=False, compare=False)
+    # Its checkpoints (one for a plain table); the served one is the last.
+    versions: Versions = field(init=False, repr=False, compare=False)
+    views: CheckpointViews = field(init=False, repr=False, compare=False)
+    # How far training moved the rows, per checkpoint: computed on first use, kept per load.
+    training: TrainingSummary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.indexing is None:
@@ -45,11 +54,62 @@ class ServedTable:
         object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.index.store))
         tokenizer = text_tokenizer(self.table, self.case_insensitive, self.name)
         object.__setattr__(self, "text", tokenizer)
+        object.__setattr__(self, "versions", Versions(self.table, self.name))
+        object.__setattr__(self, "views", CheckpointViews(self))
+        object.__setattr__(self, "training", TrainingSummary(self.versions))
+
+    def at(self, checkpoint: int, keep: int = 1) -> ServedTable:
+        """This table at one of its checkpoints: itself for the last; else a view with its own
+        index, built on first use (slow: a pass over the checkpoint), `keep` of them kept."""
+        if self.versions.check(checkpoint) == self.versions.last:
+            return self
+        return self.views.get(checkpoint, keep)
 
     @cached_property
     def cache_prefix(self) -> bytes:
         """What keys this load's cached answers apart from any other table's or load's."""
         return f"{self.name}\0{self.loaded_at.isoformat()}\0".encode()
+
+
+class CheckpointViews:
+    """The earlier checkpoints of one load as tables of their own, the most recent few kept.
+
+    A view's index holds its rows' norms (and with search_kernel=faiss a unit float32 copy
+    of its rows, as the served table's does), so only `keep` views live at a time; building
+    one waits for any other build of the same load.
+    """
+
+    def __init__(self, served: ServedTable) -> None:
+        self.served = served
+        self._lock = threading.Lock()
+        self._views: OrderedDict[int, ServedTable] = OrderedDict()
+
+    def kept(self, checkpoint: int) -> ServedTable | None:
+        """The view of `checkpoint` if it is built and kept (no waiting for a build)."""
+        return self._views.get(checkpoint)
+
+    def get(self, checkpoint: int, keep: int) -> ServedTable:
+        """The view of `checkpoint`, built if it is not kept."""
+        with self._lock:
+            view = self._views.pop(checkpoint, None) or self._build(checkpoint)
+            self._views[checkpoint] = view
+            while len(self._views) > max(keep, 1):
+                self._views.popitem(last=False)
+            return view
+
+    def _build(self, checkpoint: int) -> ServedTable:
+        served, table = self.served, self.served.table
+        rows = served.versions.vectors(checkpoint)
+        source = f"checkpoint {checkpoint} ({served.versions.sources[checkpoint]}) of {served.name}"
+        # The same Vocabulary object (its lookups shared, not rebuilt); the rows were checked
+        # when the set loaded (loaders/checkpoints.py), so the view does not check them again.
+        view = EmbeddingTable(
+            table.tokens, rows, table.metadata, source, table.tokenizer, checked=True
+        )
+        index = SimilarityIndex(view, served.kernel)
+        # Exhaustive: an approximate index was built over the last checkpoint's rows, not these.
+        indexing = Indexing(index, IndexParameters())
+        return replace(served, table=view, index=index, indexing=indexing)
 
 
 class Registry:
@@ -94,6 +154,7 @@ class Registry:
             case_insensitive=case_insensitive,
             loaded_at=datetime.now(UTC),
             load_seconds=time.perf_counter() - started,
+            kernel=kernel,
             indexing=indexing,  # type: ignore[arg-type]
         )
         with self._lock:

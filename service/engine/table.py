@@ -13,6 +13,7 @@ from service.engine.errors import TableLoadError, UnknownId, UnknownToken
 from service.engine.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
+    from service.engine.checkpoints import Checkpoints
     from service.engine.text import HuggingFaceTokenizer
 
 MetadataValue = int | float | str
@@ -36,6 +37,8 @@ class EmbeddingTable:
     tokenizer: HuggingFaceTokenizer | None = field(default=None, repr=False)
     stored_norms: np.ndarray | None = field(default=None, repr=False)
     checked: bool = field(default=False, repr=False)
+    # The earlier versions of these rows, when the table is the last of a checkpoint set.
+    checkpoints: Checkpoints | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tokens", Vocabulary.of(self.tokens))
@@ -43,6 +46,8 @@ class EmbeddingTable:
             object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
             _check_tokens(self.vocabulary, self.rows, self.source)
         _check_metadata(self.metadata, self.rows, self.source)
+        if self.checkpoints is not None:
+            _check_checkpoints(self.checkpoints, self.vectors.shape, self.source)
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -171,3 +176,11 @@ def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: st
             raise TableLoadError(
                 source, f"metadata column {name!r} has {len(column)} values for {rows} rows"
             )
+
+
+def _check_checkpoints(checkpoints: Checkpoints, shape: tuple[int, ...], source: str) -> None:
+    if len(checkpoints.labels) != len(checkpoints.earlier) + 1:
+        raise TableLoadError(source, "a checkpoint set needs one label per checkpoint")
+    for label, rows in zip(checkpoints.labels, checkpoints.earlier, strict=False):
+        if rows.shape != shape or rows.dtype != np.float32:
+            raise TableLoadError(source, f"checkpoint {label!r} is not float32 rows of {shape}")

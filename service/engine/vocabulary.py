@@ -117,6 +117,12 @@ class Vocabulary(PackedStrings):
         return isinstance(token, str) and self.find(token) is not None
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedStrings):
+            # Two packed forms (checkpoint sets, /drift): equal bytes, no string per row.
+            if not np.array_equal(self.offsets, other.offsets):
+                return False
+            start, end = int(self.offsets[0]), int(self.offsets[-1])
+            return bool(self.blob[start:end] == other.blob[start:end])
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):
             return NotImplemented
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))

@@ -15,6 +15,7 @@ from service.api import (
     routes_projection,
     routes_search,
     routes_text,
+    routes_training,
     routes_vectors,
 )
 from service.config import Settings
@@ -73,6 +74,12 @@ def valid_requests(minilm: EmbeddingTable) -> list[tuple[str, dict]]:
         ("minilm/similarity", {"pairs": [["king", {"text": "Queen"}]]}),
         ("minilm/lookup", {"tokens": [{"text": "lookup", "pieces": "mean"}]}),
         ("minilm/score", {"text": "king", "k": 3}),
+        ("run/neighbors", {"token": "w3", "k": 4, "checkpoint": 1}),
+        ("run/lookup", {"ids": [0, 9], "checkpoint": 0}),
+        ("run/trajectory", {"tokens": ["w0", "w7"], "dims": 3}),
+        ("run/trajectory", {"points": 30, "selection": "random", "seed": 2}),
+        ("run/drift", {"from": 1, "tokens": ["w5"], "k": 3, "limit": 4}),
+        ("small/drift", {"from": "small", "limit": 2}),
     ]
 
 
@@ -99,6 +106,7 @@ def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, mo
         routes_projection,
         routes_diagnostics,
         routes_text,
+        routes_training,
     )
     requests = valid_requests(minilm)
     for path, body in requests:
@@ -128,6 +136,9 @@ def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, mo
         ("minilm/neighbors", b'{"text": "unbelievably"}', "application/json"),  # 422 split
         ("minilm/tokenize", b'{"text": ""}', "application/json"),  # invalid: 422
         ("small/tokenize", b'{"text": "plum"}', "application/json"),  # 404, unknown word
+        ("run/neighbors", b'{"token": "w1", "checkpoint": 7}', "application/json"),  # 404
+        ("run/drift", b'{"from": "small"}', "application/json"),  # other width: 422
+        ("run/trajectory", b'{"points": 0}', "application/json"),  # invalid: 422
     ],
 )
 def test_refused_requests_get_the_routes_errors(direct_client, routed, path, content, content_type):

@@ -58,15 +58,42 @@ def test_nothing_is_fetched_from_outside() -> None:
         assert not re.search(r"https?://|//[a-z0-9.-]+\.[a-z]{2,}/", text), name
 
 
-def test_every_module_is_shipped_and_preloaded() -> None:
+def imports(name: str) -> set[str]:
+    """The modules `name` imports, directly or through others."""
+    found: set[str] = set()
+    pending = [name]
+    while pending:
+        text = ASSETS[pending.pop()].body.decode()
+        for module in set(re.findall(r'from "\./([\w-]+\.js)"', text)) - found:
+            found.add(module)
+            pending.append(module)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("page", "entry"), [("explorer.html", "main.js"), ("training.html", "training.js")]
+)
+def test_every_module_is_shipped_and_preloaded(page: str, entry: str) -> None:
     modules = {name for name in ASSETS if name.endswith(".js")}
-    imported = set()
-    for name in modules:
-        imported |= set(re.findall(r'from "\./([\w-]+\.js)"', ASSETS[name].body.decode()))
-    assert imported <= modules
-    page = ASSETS["explorer.html"].body.decode()
-    preloaded = set(re.findall(r'rel="modulepreload" href="explorer/static/([\w-]+\.js)"', page))
-    assert preloaded == modules - {"main.js"}
+    assert imports(entry) <= modules
+    html = ASSETS[page].body.decode()
+    assert re.search(rf'<script type="module" src="(explorer/)?static/{entry}">', html)
+    preloaded = set(
+        re.findall(r'rel="modulepreload" href="(?:explorer/)?static/([\w-]+\.js)"', html)
+    )
+    assert preloaded == imports(entry)
+
+
+def test_every_module_belongs_to_a_page() -> None:
+    modules = {name for name in ASSETS if name.endswith(".js")}
+    assert modules == {"main.js", "training.js"} | imports("main.js") | imports("training.js")
+
+
+def test_the_training_page_is_served_open(client: TestClient) -> None:
+    page = client.get("/explorer/training")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert 'href="../explorer"' in page.text
+    assert 'href="explorer/training"' in client.get("/explorer").text
 
 
 def test_every_file_is_package_data() -> None:

@@ -13,7 +13,7 @@ from service.main import create_app
 
 def test_table_list_and_info(client: TestClient) -> None:
     tables = client.get("/v1/tables").json()["tables"]
-    assert [t["name"] for t in tables] == ["minilm", "small"]
+    assert [t["name"] for t in tables] == ["minilm", "small", "run"]
     info = client.get("/v1/tables/minilm").json()
     assert (info["rows"], info["width"], info["parameters"]) == (30522, 384, 30522 * 384)
     assert info["index_type"] == "exact inner product, BLAS matrix product over the raw rows"
@@ -25,11 +25,16 @@ def test_table_list_and_info(client: TestClient) -> None:
     assert info["load_seconds"] > 0
     small = client.get("/v1/tables/small").json()
     assert (small["zero_rows"], small["case_insensitive"]) == (1, True)
+    assert small["checkpoints"] == [{"index": 0, "label": "table", "source": "small.npy"}]
+    run = client.get("/v1/tables/run").json()
+    assert [c["label"] for c in run["checkpoints"]] == [f"{i:03d}-step{i}" for i in range(5)]
+    assert run["source"].endswith("004-step4_tensors.bytes")
 
 
 def test_health_and_readiness(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-    assert client.get("/readyz").json() == {"status": "ready", "tables": ["minilm", "small"]}
+    ready = {"status": "ready", "tables": ["minilm", "small", "run"]}
+    assert client.get("/readyz").json() == ready
 
 
 def test_not_ready_until_every_table_is_loaded() -> None:

@@ -6,7 +6,13 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from service import schemas, schemas_diagnostics, schemas_projection, schemas_text
+from service import (
+    schemas,
+    schemas_diagnostics,
+    schemas_projection,
+    schemas_text,
+    schemas_training,
+)
 
 MINILM = "/v1/tables/minilm"
 VECTOR = [0.25] * 384
@@ -69,4 +75,30 @@ def test_answers_match_their_models(
     assert response.status_code == 200, response.text
     assert response.headers["content-type"] == "application/json"
     parsed = model.model_validate(response.json())
+    assert parsed.model_dump(mode="json", exclude_none=True) == response.json()
+
+
+RUN_CASES = [
+    ("neighbors", {"token": "w1", "checkpoint": 0}, schemas.NeighborsResponse),
+    ("lookup", {"tokens": ["w1"], "checkpoint": 2}, schemas.LookupResponse),
+    ("trajectory", {"tokens": ["w1", "w2"]}, schemas_training.TrajectoryResponse),
+    ("trajectory", {"points": 20, "dims": 3}, schemas_training.TrajectoryResponse),
+    ("drift", {"tokens": ["w1"], "k": 3, "limit": 3}, schemas_training.DriftResponse),
+]
+
+
+@pytest.mark.parametrize(("path", "body", "model"), RUN_CASES)
+def test_checkpoint_answers_match_their_models(
+    client: TestClient, path: str, body: dict, model: type[BaseModel]
+) -> None:
+    response = client.post(f"/v1/tables/run/{path}", json=body)
+    assert response.status_code == 200, response.text
+    parsed = model.model_validate(response.json())
+    assert parsed.model_dump(mode="json", exclude_none=True) == response.json()
+
+
+def test_a_drift_between_tables_matches_its_model(client: TestClient) -> None:
+    response = client.post("/v1/tables/small/drift", json={"from": "small", "limit": 2})
+    assert response.status_code == 200, response.text
+    parsed = schemas_training.DriftResponse.model_validate(response.json())
     assert parsed.model_dump(mode="json", exclude_none=True) == response.json()

@@ -52,8 +52,10 @@ def base_url(lee_folder: Path) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    # Package scope, not session: Playwright's sync API keeps its event loop marked as running
+    # in this thread while it is started, and asyncio.run() in later tests would refuse to run.
     with chromium() as started:
         yield started
 

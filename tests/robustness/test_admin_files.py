@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from service.config import Settings, default_table
+from tests.checkpoint_sets import write_checkpoint_set
 from tests.robustness.conftest import AppFactory, assert_envelope
 
 ADMIN = {"authorization": "Bearer admin-key"}
@@ -92,3 +93,26 @@ def test_a_file_that_is_not_a_table_is_refused_without_quoting_it(
         with make_client(admin_key="admin-key", admin_tables_dir=allowed) as client:
             error = add(client, {"name": "x", "path": str(allowed / name), "format": format})
         assert not leaks(error)
+
+
+def test_a_checkpoint_set_is_confined_file_by_file(make_client: AppFactory, tmp_path: Path) -> None:
+    """A set in the allowed folder loads; one naming a file outside, or holding a link that
+    leads outside, is refused without reading it."""
+    allowed = tmp_path / "allowed"
+    run = write_checkpoint_set(allowed / "run", checkpoints=2)
+    outside = tmp_path / "elsewhere" / "shadow.bytes"
+    outside.parent.mkdir()
+    outside.write_text(SECRET + "\n")
+    with make_client(admin_key="admin-key", admin_tables_dir=allowed) as client:
+        added = client.post(
+            "/v1/admin/tables", json={"name": "run", "checkpoints": str(run)}, headers=ADMIN
+        )
+        assert added.status_code == 201, added.text
+        assert len(added.json()["checkpoints"]) == 2
+        listed = [str(run / "000-step0_tensors.bytes"), str(outside)]
+        error = add(client, {"name": "x", "checkpoints": listed})
+        assert "not under the admin tables directory" in error["message"]
+        (run / "002-step2_tensors.bytes").symlink_to(outside)
+        error = add(client, {"name": "y", "checkpoints": str(run)})
+        assert "outside the allowed tables directory" in error["message"]
+    assert not leaks(error)

@@ -180,6 +180,64 @@ def test_table_requests_arriving_at_the_in_flight_limit_are_refused_at_once() ->
     assert raw.startswith(b"HTTP/1.1 429") and b"retry-after: 1\r\n" in raw.lower()
 
 
+def test_a_connection_refused_at_the_in_flight_limit_is_not_read_for_its_retry_after() -> None:
+    """A client that resends a refused request at once (as wrk does) waits out the Retry-After
+    it was given before its connection is read again, so a flood of resends cannot take the
+    CPU the admitted requests need; a client that honours Retry-After loses nothing."""
+    env = {"EMBEDDING_SERVICE_MAX_IN_FLIGHT": "1", "EMBEDDING_SERVICE_RETRY_AFTER_SECONDS": "2"}
+    lookup = json.dumps({"ids": list(range(2000, 2256))}).encode()
+    held = (
+        b"POST /v1/tables/minilm/lookup HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(lookup), lookup)
+    )
+    body = b'{"token": "king"}'
+    query = (
+        b"POST /v1/tables/minilm/neighbors HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    with server_process(env) as (_, base):
+        host, port = base.removeprefix("http://").split(":")
+        with socket.socket() as busy, connect(base) as client:
+            busy.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            busy.connect((host, int(port)))
+            busy.sendall(held * 8)  # holds the only slot while its answers wait to be sent
+            deadline = time.monotonic() + 20
+            while _in_flight(base) < 1 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            client.sendall(query)
+            assert client.recv(65536).startswith(b"HTTP/1.1 429")
+            sent = time.monotonic()
+            client.sendall(query)  # resent at once, on the same connection
+            client.settimeout(10)
+            again = client.recv(65536)
+            waited = time.monotonic() - sent
+        assert again.startswith(b"HTTP/1.1 ")
+        assert waited >= 1.5, f"read again after {waited:.2f} s, before its Retry-After of 2 s"
+
+
+def test_a_client_that_does_not_read_gets_no_further_work_done() -> None:
+    """Pipelined requests behind an answer the client has not read are not started until it
+    reads: none of them is computed and left holding an in-flight slot meanwhile."""
+    env = {"EMBEDDING_SERVICE_SEND_TIMEOUT_SECONDS": "30"}
+    lookup = json.dumps({"ids": list(range(2000, 2256))}).encode()  # ~2 MB of JSON floats
+    request = (
+        b"POST /v1/tables/minilm/lookup HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(lookup), lookup)
+    )
+    with server_process(env) as (_, base):
+        host, port = base.removeprefix("http://").split(":")
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((host, int(port)))
+            sock.sendall(request * 8)
+            time.sleep(3)  # answers pile up until the client's window and buffers are full
+            assert _in_flight(base) == 0
+            sock.settimeout(30)
+            received = b""
+            while received.count(b"HTTP/1.1 200") < 8:  # reading lets the rest go on
+                received += sock.recv(1 << 20)
+
+
 def _in_flight(base: str) -> float:
     prefix = "embedding_service_http_requests_in_flight "
     lines = [line for line in _metrics(base).splitlines() if line.startswith(prefix)]

@@ -91,6 +91,8 @@ OPERATIONS = [
     ("POST", "/v1/tables/{table}/diagnostics"),
     ("POST", "/v1/tables/{table}/evaluate"),
     ("POST", "/v1/tables/{table}/tokenize"),
+    ("POST", "/v1/tables/{table}/trajectory"),
+    ("POST", "/v1/tables/{table}/drift"),
     ("POST", "/v1/admin/tables/{table}/reload"),
     ("POST", "/v1/admin/tables"),
 ]

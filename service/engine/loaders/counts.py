@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from service.engine.errors import TableLoadError
@@ -39,5 +40,5 @@ def with_counts(table: EmbeddingTable, path: Path) -> EmbeddingTable:
     """`table` with a `count` metadata column from `path` (0 for the rows it does not name)."""
     counts = read_counts(path)
     column = [counts.get(token, 0) for token in table.tokens]
-    metadata = {**table.metadata, COUNT_COLUMN: column}
-    return EmbeddingTable(table.tokens, table.vectors, metadata, source=table.source)
+    # replace keeps what else the table carries (its tokenizer, its checkpoints).
+    return replace(table, metadata={**table.metadata, COUNT_COLUMN: column})

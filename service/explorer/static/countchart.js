@@ -5,7 +5,7 @@
 import { COLORS } from "./plot.js";
 import { compact, score } from "./format.js";
 
-const MARGIN = { left: 44, right: 10, top: 10, bottom: 30 };
+export const MARGIN = { left: 44, right: 10, top: 10, bottom: 30 };
 const BAND = "rgba(52, 84, 145, 0.18)";
 const LINE = "rgba(52, 84, 145, 0.9)";
 const BOX = 8;
@@ -27,13 +27,7 @@ export function drawCountChart(canvas, answer, suspects) {
 }
 
 function draw(canvas, bins, suspects) {
-  const ratio = window.devicePixelRatio || 1;
-  const width = canvas.clientWidth || 300;
-  const height = canvas.clientHeight || 160;
-  [canvas.width, canvas.height] = [width * ratio, height * ratio];
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  ctx.clearRect(0, 0, width, height);
+  const { ctx, width, height } = clearedChart(canvas);
   const scale = scales(bins, suspects, width, height);
   drawAxes(ctx, scale, width, height);
   drawBins(ctx, bins, scale);
@@ -62,7 +56,20 @@ function scales(bins, suspects, width, height) {
   };
 }
 
-function drawAxes(ctx, scale, width, height) {
+/** The chart's 2-D context, sized to the canvas in CSS pixels and cleared. */
+export function clearedChart(canvas) {
+  const ratio = window.devicePixelRatio || 1;
+  const width = canvas.clientWidth || 300;
+  const height = canvas.clientHeight || 160;
+  [canvas.width, canvas.height] = [width * ratio, height * ratio];
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  return { ctx, width, height };
+}
+
+/** Axes with a log-count x axis and the y axis named `yLabel`, ticks at the ends. */
+export function drawAxes(ctx, scale, width, height, yLabel = "norm") {
   ctx.strokeStyle = "#adb5bd";
   ctx.fillStyle = "#495057";
   ctx.font = "11px system-ui, sans-serif";
@@ -82,7 +89,7 @@ function drawAxes(ctx, scale, width, height) {
   ctx.translate(10, (height - MARGIN.bottom) / 2);
   ctx.rotate(-Math.PI / 2);
   ctx.textAlign = "center";
-  ctx.fillText("norm", 0, 0);
+  ctx.fillText(yLabel, 0, 0);
   ctx.restore();
 }
 

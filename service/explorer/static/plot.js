@@ -52,6 +52,13 @@ export class Plot {
     this.fit();
   }
 
+  /** New coordinates for the same points (a frame of an animation); the view stays. */
+  moveTo(xs, ys) {
+    this.xs = xs;
+    this.ys = ys;
+    this.redraw();
+  }
+
   /** A new ranking of the points for labels (indexes, first to label first). */
   setLabelOrder(labelOrder) {
     this.labelOrder = labelOrder;

@@ -1,0 +1,188 @@
+"""The most expensive request the default limits allow, for every operation, on the default table.
+
+    flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.worst_case [--runs 3]
+
+In-process through the real app (its lifespan running: batchers, one BLAS thread), each request
+sent straight to the ASGI app, so what is measured is the server's side only: wall time from
+the request to the last byte of the answer (median of --runs), the peak of memory allocated
+while answering (tracemalloc, which sees numpy's allocations; the request body is built before),
+and the answer's size, after one warm-up request. Every request is one the limits accept (the
+script checks the status).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import statistics
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from service.config import Settings
+from service.loading import load_registry
+from service.main import create_app
+
+TABLE = "/v1/tables/minilm"
+
+
+def requests(settings: Settings, words: list[str]) -> list[tuple[str, str, Any]]:
+    """(name, path, body) of each operation's worst case within the default limits."""
+    rng = np.random.default_rng(0)
+    batch, terms, exclude = settings.max_batch, settings.max_terms, settings.max_exclude
+    k_batch = settings.max_results // batch  # 128: max_results over a full batch
+
+    def b64() -> str:
+        return base64.b64encode(rng.normal(size=384).astype("<f4").tobytes()).decode()
+
+    def excluded(i: int) -> list[str]:
+        start = (i * 37) % (len(words) - exclude)
+        return words[start : start + exclude]
+
+    def analogy(i: int, method: str) -> dict[str, Any]:
+        chosen = words[(i * 53) % (len(words) - terms) :][:terms]
+        half = terms // 2 if method == "add" else terms
+        return {
+            "positive": chosen[:half],
+            "negative": chosen[half:],
+            "method": method,
+            "k": k_batch if method == "add" else settings.max_k,
+            "exclude": excluded(i),
+        }
+
+    mul_queries = settings.max_directions // terms  # 16 queries of 16 terms: 256 directions
+    punctuation = "".join(rng.choice(list("!?.,;:()[]"), settings.max_text_length))
+    questions = ": random\n" + "\n".join(
+        " ".join(rng.choice(words, 4)) for _ in range(settings.max_evaluation_questions)
+    )
+    return [
+        ("neighbors: 1 vector, k=1000, 1000 exclusions", "neighbors",
+         {"vector_b64": b64(), "k": settings.max_k, "exclude": excluded(0)}),
+        ("neighbors: 256 vectors, k=128, 1000 exclusions each", "neighbors",
+         {"queries": [{"vector_b64": b64(), "k": k_batch, "exclude": excluded(i)}
+                      for i in range(batch)]}),
+        ("analogy add: 256 x 16 terms, k=128, 1000 exclusions", "analogy",
+         {"queries": [analogy(i, "add") for i in range(batch)]}),
+        ("analogy mul: 16 x 16 terms, k=1000, 1000 exclusions", "analogy",
+         {"queries": [analogy(i, "mul") for i in range(mul_queries)]}),
+        ("similarity: matrix of 256 tokens", "similarity",
+         {"tokens": words[: settings.max_matrix_tokens]}),
+        ("similarity: 256 pairs", "similarity",
+         {"pairs": [[words[i], words[i + 1]] for i in range(batch)]}),
+        ("score: k=1000, softmax, target", "score",
+         {"vector_b64": b64(), "k": settings.max_k, "softmax": True, "target": words[0]}),
+        ("lookup: 256 ids with vectors (JSON floats)", "lookup",
+         {"ids": list(range(2000, 2000 + batch))}),
+        ("lookup: 256 ids with vectors (base64)", "lookup",
+         {"ids": list(range(2000, 2000 + batch)), "encoding": "base64"}),
+        ("projection: 20,000 points", "projection",
+         {"points": settings.max_projection_points}),
+        ("project: 256 raw vectors", "project", {"vectors_b64": [b64() for _ in range(batch)]}),
+        ("tokenize: 10,000 punctuation characters", "tokenize", {"text": punctuation}),
+        ("diagnostics: a new pattern, 1,000 suspects", "diagnostics",
+         {"reference": {"pattern": "^##[a-z]{5,}$"}, "limit": settings.max_diagnostics_limit}),
+        ("evaluate: 20,000 analogy questions", "evaluate", {"analogies": questions}),
+        ("trajectory: 5,000 rows (a table of one checkpoint)", "trajectory",
+         {"points": settings.max_trajectory_points}),
+        ("drift: against a table, 1,000 rows each way, 32 x k=512", "drift",
+         {"from": "minilm", "tokens": words[: settings.max_drift_tokens], "limit":
+          settings.max_drift_limit, "k": settings.max_results // (2 * settings.max_drift_tokens)}),
+    ]  # fmt: skip
+
+
+class Driver:
+    """Sends requests straight to the app's ASGI callable and collects the answer."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def post(self, path: str, body: bytes) -> tuple[int, int]:
+        """(status, answer bytes)."""
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": "POST", "scheme": "http", "path": f"{TABLE}/{path}",
+            "raw_path": f"{TABLE}/{path}".encode(), "query_string": b"", "root_path": "",
+            "headers": [(b"content-type", b"application/json"),
+                        (b"content-length", str(len(body)).encode())],
+            "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2), "state": {},
+        }  # fmt: skip
+        sent = False
+        status, size = 0, 0
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if sent:
+                await asyncio.sleep(3600)
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal status, size
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            else:
+                size += len(message.get("body", b""))
+
+        await self.app(scope, receive, send)
+        return status, size
+
+
+async def measure(driver: Driver, path: str, body: bytes, runs: int) -> tuple[float, int, int]:
+    """(median seconds, peak bytes, answer bytes) after one warm-up request (the first pays for
+    fresh memory and thread pools); fails if the request is refused."""
+    await driver.post(path, body)
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        status, size = await driver.post(path, body)
+        times.append(time.perf_counter() - started)
+        if status != 200:
+            raise SystemExit(f"{path}: status {status}: the limits refuse this request")
+    tracemalloc.start()
+    await driver.post(path, body)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return statistics.median(times), peak, size
+
+
+async def run(runs: int, only: Callable[[str], bool]) -> None:
+    settings = Settings()
+    registry = load_registry(settings)
+    app = create_app(settings, registry)
+    words = [t for t in registry.get("minilm").table.tokens[2000:] if t.isalpha()][:20_000]
+    driver = Driver(app)
+    async with app.router.lifespan_context(app):
+        print(f"{'request':<55} {'time':>9} {'peak memory':>12} {'answer':>9}")
+        for name, path, body in requests(settings, words):
+            if not only(name):
+                continue
+            data = json.dumps(body).encode()
+            count = 1 if path == "evaluate" else runs
+            seconds, peak, size = await measure(driver, path, data, count)
+            print(
+                f"{name:<55} {seconds * 1000:7.0f} ms {peak / 2**20:9.1f} MB "
+                f"{size / 2**20:6.2f} MB  (body {len(data) / 2**20:.2f} MB)",
+                flush=True,
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", help="run the requests whose name contains this")
+    args = parser.parse_args()
+    print(f"command: python -m benchmarks.worst_case {' '.join(sys.argv[1:])}".rstrip())
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} cores, load average {load:.1f}; default settings")
+    asyncio.run(run(args.runs, lambda name: args.only is None or args.only in name))
+
+
+if __name__ == "__main__":
+    main()
