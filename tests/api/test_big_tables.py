@@ -147,3 +147,26 @@ def test_an_unwritable_cache_directory_stops_the_load(tmp_path: Path) -> None:
         with pytest.raises(TableLoadError, match="not writable") as caught, TestClient(app):
             pass
         assert str(cache_dir) in caught.value.message
+
+
+def test_a_checkpoint_set_with_an_index_and_a_cache_directory(tmp_path: Path) -> None:
+    from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
+
+    folder = write_checkpoint_set(tmp_path / "run")
+    spec = TableSpec(name="run", checkpoints=folder, index="hnsw")
+    settings = Settings(tables=[spec], cache_dir=tmp_path / "cache")
+    with TestClient(create_app(settings)) as client:
+        info = wait_ready(client, "run")
+        assert info["index"]["kind"] == "hnsw" and len(info["checkpoints"]) == 5
+        answer = client.post("/v1/tables/run/neighbors", json={"token": "w3", "k": 5,
+                                                                "checkpoint": 0})  # fmt: skip
+        assert answer.status_code == 200
+    # The first checkpoint's own exhaustive answer: the last one's index is not used for it.
+    rows = synthetic_rows()[2][0].astype(np.float64)
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    scores = unit @ unit[3]
+    scores[3] = -np.inf
+    expected = [f"w{i}" for i in np.argsort(-scores)[:5]]
+    assert [n["token"] for n in answer.json()["neighbors"]] == expected
+    # A set is read from its files: the cache directory holds no prepared folder for it.
+    assert not [entry for entry in (tmp_path / "cache").iterdir() if entry.is_dir()]
