@@ -18,17 +18,21 @@ from service.engine.table import EmbeddingTable
 Loader = Callable[[Path, LoadOptions], EmbeddingTable]
 
 
-# word2vec text, fastText and GloVe differ only in the header, which load_text sniffs itself;
-# the three names stay so that configurations can say what their file is.
 def load_prepared(path: Path, options: LoadOptions) -> EmbeddingTable:
     """A prepared folder (service/engine/prepared.py), memory-mapped."""
     from service.engine.prepared import open_prepared  # prepared.py imports the loaders
 
+    if not path.exists():
+        raise TableLoadError(path, "no such file or directory")
+    if not path.is_dir():
+        raise TableLoadError(path, "is a file, not a prepared table's folder")
     if options.limit is not None:
         raise TableLoadError(path, "limit does not apply to a prepared table: prepare it again")
     return open_prepared(path)
 
 
+# word2vec text, fastText and GloVe differ only in the header, which load_text sniffs itself;
+# the three names stay so that configurations can say what their file is.
 LOADERS: dict[str, Loader] = {
     "word2vec-binary": load_word2vec_binary,
     "word2vec-text": load_text,
