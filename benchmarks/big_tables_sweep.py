@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ from service.runtime import limit_compute_threads
 
 Say = Callable[[str], None]
 HNSW_EF = (16, 32, 64, 128, 256, 512)
+# The default bounds' worst cases: max_directions, max_k, max_exclude, max_ef_search, and
+# max_results (32,768) / max_k queries of k = 1000 in one request.
+WORST_DIRECTIONS, WORST_K, WORST_EXCLUDE, WORST_EF, WORST_BATCH = 256, 1000, 1000, 1024, 32
 IVF_NPROBE = (1, 4, 16, 64, 128, 256)
 BATCHES = (1, 32)
 
@@ -79,7 +83,12 @@ def bandwidth_phase(
         say(f"exact path, batches of {batch}: {per_second:,.1f} q/s, one pass over "
             f"{gigabytes:.2f} GB per batch = {gb_per_second:.1f} GB/s = "
             f"{gb_per_second / bound:.0%} of the read bound")  # fmt: skip
-    results["bandwidth"] = {"gigabytes": gigabytes, "reads": read_rates, "passes": passes}
+    # The worst exhaustive request the default bounds allow: max_directions (256) in one pass.
+    worst = best_seconds(lambda: index.search(queries[:WORST_DIRECTIONS]), rounds=2)
+    say(f"exact path, one request of {WORST_DIRECTIONS} directions (the default "
+        f"max_directions): {worst:.2f} s")  # fmt: skip
+    results["bandwidth"] = {"gigabytes": gigabytes, "reads": read_rates, "passes": passes,
+                            "worst_request_seconds": worst}  # fmt: skip
 
 
 def _cycle(items: list, i: int, batch: int) -> list:
@@ -146,8 +155,30 @@ def sweep_phase(
         limit = approximate.parameters.nlist if kind == "ivf" else max(values)
         sweeps[kind] = [_point(index, truth, kind, option, v, seconds, say) for v in values
                         if v <= limit]  # fmt: skip
+        if kind == "hnsw":
+            results["hnsw_worst"] = _worst_hnsw(index, truth, say)
     index.approximate = None
     results["sweeps"] = sweeps
+
+
+def _worst_hnsw(index: SimilarityIndex, truth: Truth, say: Say) -> dict[str, float]:
+    """Seconds of the worst HNSW request the default bounds allow: k = max_k with max_exclude
+    exclusions at max_ef_search, alone and WORST_BATCH of them in one request."""
+    rng = np.random.default_rng(3)
+    options = SearchOptions(ef_search=WORST_EF)
+    queries = []
+    for query in queries_of(index, truth.rows[:WORST_BATCH], options):
+        others = rng.choice(index.table.rows, size=WORST_EXCLUDE, replace=False)
+        exclude = query.exclude | frozenset(others.tolist())
+        queries.append(replace(query, k=WORST_K, exclude=exclude))
+    one = best_seconds(lambda: index.search(queries[:1]))
+    batch = best_seconds(lambda: index.search(queries), rounds=2)
+    worst = f"k={WORST_K}, {WORST_EXCLUDE} exclusions, ef_search={WORST_EF}"
+    say(
+        f"hnsw worst case ({worst}): {one * 1000:.0f} ms for one query, "
+        f"{batch:.2f} s for {len(queries)} in one request"
+    )
+    return {"one_query_seconds": one, "batch_seconds": batch, "batch": len(queries)}
 
 
 def _point(

@@ -24,6 +24,8 @@ def test_the_big_tables_benchmark_runs_on_a_small_table(tmp_path: Path) -> None:
     assert figures["bandwidth"]["passes"]["1"]["gb_per_second"] > 0
     assert {"hnsw", "ivf"} <= set(figures["builds"]) and figures["sweeps"]["hnsw"]
     assert figures["builds"]["hnsw"]["recall_at_10"] >= 0.95
+    assert figures["bandwidth"]["worst_request_seconds"] > 0
+    assert figures["hnsw_worst"]["batch"] == 32 and figures["hnsw_worst"]["one_query_seconds"] > 0
     for workers in ("1", "2"):
         run = figures["http"]["workers"][workers]
         assert run["neighbors"]["failures"] == 0 and run["healthz"]["failures"] == 0
