@@ -48,6 +48,7 @@ class Batcher(Generic[Item, Result]):
         compute: Callable[[Sequence[Item]], list[Result]],
         settings: BatchSettings,
         cost: Callable[[Item], int] = lambda item: 1,
+        initializer: Callable[[], None] | None = None,
     ) -> None:
         self.operation = operation
         self.compute = compute
@@ -57,7 +58,9 @@ class Batcher(Generic[Item, Result]):
         # An item taken from the queue that would have taken its batch past max_size: it opens
         # the next batch.
         self._held: tuple[Item, asyncio.Future[Result], float] | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=operation)
+        self._executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=operation, initializer=initializer
+        )
         self._worker: asyncio.Task[None] | None = None
 
     def start(self) -> None:

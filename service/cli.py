@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="interface to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="TCP port (default 8000)")
     serve.add_argument("--log-level", choices=["critical", "error", "warning", "info", "debug"])
+    serve.add_argument("--workers", type=int, help="server processes on the port (default 1)")
+    # Set by the parent of several workers: the listening socket each worker serves.
+    serve.add_argument("--listen-fd", type=int, help=argparse.SUPPRESS)
+    serve.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)
+    serve.add_argument("--quiet-load", action="store_true", help=argparse.SUPPRESS)
+    serve.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     _add_table_options(serve)
     info = commands.add_parser("info", help="describe a table file without serving it")
     _add_file_options(info)
@@ -63,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_file_options(query, required=False)
     _add_diagnose_parser(commands)
     _add_evaluate_parser(commands)
+    from service.cli_tables import add_commands
+
+    add_commands(commands, _add_file_options)
     _add_train_demo_parser(commands)
     return parser
 
@@ -130,7 +139,9 @@ def _add_table_options(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=PATH[,key=value...]",
         help="a table to serve (repeatable); keys: format, vocab, labels, tensor, width, "
         "limit, unicode_errors, case_insensitive, counts, checkpoints (checkpoints=true: PATH "
-        "is a directory of checkpoints). Without any, the bundled MiniLM table is served as "
+        "is a directory of checkpoints), and the index options (index, index_path, hnsw_m, "
+        "ef_construction, ef_search, max_ef_search, nlist, nprobe, max_nprobe, pq_m, pq_bits: "
+        "see the README). Without any, the bundled MiniLM table is served as "
         "'minilm'.",
     )
     parser.add_argument("--config", type=Path, help="a TOML or JSON settings file")
@@ -158,19 +169,67 @@ def _add_file_options(parser: argparse.ArgumentParser, required: bool = True) ->
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Load every table (failing fast on a bad file), then serve until stopped."""
+    """Bind the port, load every table (answering 503 meanwhile; a bad file stops start-up),
+    then serve until stopped; with `workers`, as several processes on the one port."""
+    import signal
+    import socket
+    from contextlib import nullcontext
+
+    from service.starting import LoadingResponder
+
+    settings = load_settings(
+        args.config,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        tables=args.table,
+        workers=args.workers,
+    )
+    configure_logging(settings.log_level)
+    if args.listen_fd is not None:
+        sock = socket.socket(fileno=args.listen_fd)
+        # A worker: its share of the answer cache (the memory bound holds for the whole server).
+        settings = settings.model_copy(
+            update={"cache_bytes": settings.cache_bytes // settings.workers}
+        )
+    else:
+        sock = _listen(settings.host, settings.port)
+        if settings.workers > 1:
+            from service.workers import run_workers
+
+            return run_workers(args.argv, sock, settings.workers)
+    from service.engine.registry import Registry
+    from service.loading import load_all
+    from service.workers import report_ready
+
+    registry = Registry(expected=[spec.name for spec in settings.served_tables()])
+    # A reload asked for while loading would kill the process (SIGHUP's default): the tables
+    # being loaded are the files as they are now anyway.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    with nullcontext() if args.quiet_load else LoadingResponder(sock):
+        load_all(registry, settings)
+    report_ready(args.ready_fd)
+    return _run_server(settings, registry, sock)
+
+
+def _listen(host: str, port: int) -> Any:
+    from service.starting import listening_socket
+
+    try:
+        return listening_socket(host, port)
+    except OSError as error:
+        raise ValueError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+
+
+def _run_server(settings: Any, registry: Any, sock: Any) -> int:
+    """uvicorn with the service's protocol, loop and signals, on the bound socket."""
     import uvicorn
 
     from service.connections import ConnectionGuard, protocol_for
     from service.event_loop import FACTORY
-    from service.main import create_app, load_registry
+    from service.main import create_app
     from service.server import GracefulServer
 
-    settings = load_settings(
-        args.config, host=args.host, port=args.port, log_level=args.log_level, tables=args.table
-    )
-    configure_logging(settings.log_level)
-    registry = load_registry(settings)
     app = create_app(settings, registry)
     guard = ConnectionGuard.from_settings(settings, app.state)
     config = uvicorn.Config(
@@ -184,7 +243,8 @@ def serve(args: argparse.Namespace) -> int:
         loop=FACTORY if settings.event_loop == "asyncio" else settings.event_loop,
     )
     state = app.state
-    GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds).run()
+    server = GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds)
+    server.run(sockets=[sock])
     return 0
 
 
@@ -339,6 +399,20 @@ def tokenize(table: EmbeddingTable, texts: list[str]) -> int:
     return _print(answer)
 
 
+def prepare(args: argparse.Namespace) -> int:
+    """Write a table file's prepared folder."""
+    from service.cli_tables import prepare as prepare_table
+
+    return prepare_table(args, _file_spec(args))
+
+
+def index(args: argparse.Namespace) -> int:
+    """Build an approximate index of a table file."""
+    from service.cli_tables import build_index_command
+
+    return build_index_command(args, _file_spec(args))
+
+
 def train_demo(args: argparse.Namespace) -> int:
     """Train the demo word2vec and print what it wrote, as JSON."""
     from dataclasses import asdict
@@ -363,8 +437,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from service.train_demo import MissingExtra
 
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     commands = {"serve": serve, "info": info, "query": query, "diagnose": diagnose}
-    command = {**commands, "evaluate": evaluate, "train-demo": train_demo}[args.command]
+    commands |= {"evaluate": evaluate, "prepare": prepare, "index": index, "train-demo": train_demo}
+    command = commands[args.command]
     try:
         return command(args)
     except EngineError as error:

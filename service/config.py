@@ -19,6 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from service.engine.approximate import IndexKind, IndexParameters
 from service.engine.loaders import DEFAULT_TENSOR, FORMATS, UnicodeErrors
 
 ENV_PREFIX = "EMBEDDING_SERVICE_"
@@ -87,6 +88,62 @@ class TableSpec(BaseModel):
         "vocabulary file), split at the last space or tab; they become the `count` metadata "
         "column. Rows the file does not name get 0.",
     )
+    index: IndexKind | None = Field(
+        None,
+        description="How neighbour candidates are found: 'exact' (a pass over every row), or "
+        "FAISS 'hnsw', 'ivf' (IVF-Flat), 'ivfpq' over the unit rows, candidates rescored "
+        "exactly. Unset: a prepared table's saved index if it has one, else exact. An index "
+        "that is not saved is built in the background while the table serves exactly.",
+    )
+    index_path: Path | None = Field(
+        None,
+        description="A saved index (embedding-service index build --out FILE): read "
+        "memory-mapped and checked against the table; when the file does not exist yet, the "
+        "index is built in the background and saved there.",
+    )
+    hnsw_m: int = Field(32, ge=2, le=256, description="HNSW: links per node (M).")
+    ef_construction: int = Field(64, ge=1, le=4096, description="HNSW: efConstruction.")
+    ef_search: int = Field(
+        128, ge=1, le=65_536, description="HNSW: efSearch when a request names none."
+    )
+    max_ef_search: int = Field(
+        1024, ge=1, le=65_536, description="HNSW: the largest ef_search a request may ask for."
+    )
+    nlist: int | None = Field(
+        None,
+        ge=1,
+        le=1 << 20,
+        description="IVF: lists (default: the power of two nearest sqrt(rows)); at most rows.",
+    )
+    nprobe: int | None = Field(
+        None, ge=1, le=1 << 20, description="IVF: lists searched per query (default nlist / 16)."
+    )
+    max_nprobe: int | None = Field(
+        None, ge=1, le=1 << 20, description="IVF: the largest nprobe a request may ask for."
+    )
+    pq_m: int | None = Field(
+        None,
+        ge=1,
+        le=65_536,
+        description="IVF-PQ: sub-quantizers (default the largest divisor of the width up to "
+        "width / 4); must divide the width.",
+    )
+    pq_bits: int = Field(8, ge=1, le=16, description="IVF-PQ: bits per sub-quantizer code.")
+
+    def index_parameters(self, kind: IndexKind) -> IndexParameters:
+        """The index of `kind` this spec describes (sizes still to be resolved)."""
+        return IndexParameters(
+            kind=kind,
+            hnsw_m=self.hnsw_m,
+            ef_construction=self.ef_construction,
+            ef_search=self.ef_search,
+            max_ef_search=self.max_ef_search,
+            nlist=self.nlist or 0,
+            nprobe=self.nprobe or 0,
+            max_nprobe=self.max_nprobe or 0,
+            pq_m=self.pq_m or 0,
+            pq_bits=self.pq_bits,
+        )
 
     @model_validator(mode="after")
     def _one_source(self) -> TableSpec:
@@ -233,8 +290,26 @@ class Settings(BaseSettings):
     )
     search_kernel: Literal["blas", "faiss"] = Field(
         "blas",
-        description="How candidates are found: one BLAS matrix product per batch (measured faster "
-        "here, see BENCHMARKS.md) or FAISS's own IndexFlatIP search.",
+        description="How the exact path finds candidates: BLAS over the table's own rows (one "
+        "copy of the table; measured faster here, see BENCHMARKS.md) or FAISS's IndexFlatIP "
+        "search, which holds a second, unit-normalised copy (the A/B).",
+    )
+    cache_dir: Path | None = Field(
+        None,
+        description="Where tables are kept in prepared form (float32 rows, norms, vocabulary, "
+        "metadata, built indexes), one folder per table and source version: the first load "
+        "reads the source and writes the folder, later loads (restarts, reloads, every worker) "
+        "open it memory-mapped in about a second for 3M x 300. Must be writable. Unset: every "
+        "load reads the source.",
+    )
+    workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Server processes on the one port, each with its own event loop, batchers "
+        "and cache (cache_bytes is divided among them). They share a prepared (memory-mapped) "
+        "table's pages; a table read from its source is a copy per worker. 1 measured best on 2 "
+        "cores (BENCHMARKS.md).",
     )
     max_matrix_tokens: int = Field(
         256, ge=1, description="Most tokens in one similarity matrix (the answer is n x n)."
@@ -290,9 +365,9 @@ class Settings(BaseSettings):
         le=64,
         description="Earlier checkpoints of a checkpoint set kept ready, per table, for queries "
         "that name a `checkpoint` (neighbours, analogies, lookups, similarity, /drift's "
-        "neighbour lists). Each holds its own unit float32 copy of the rows, as the served "
-        "checkpoint's index does (the table's size again), and is built on first use by one "
-        "pass over the checkpoint; the least recently used goes first.",
+        "neighbour lists). Each holds its rows' norms (the rows stay memory-mapped; with "
+        "search_kernel=faiss also a unit float32 copy of them, the table's size again), and is "
+        "built on first use by one pass over the checkpoint; the least recently used goes first.",
     )
     max_trajectory_points: int = Field(
         5000,

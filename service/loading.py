@@ -15,15 +15,31 @@ from service.engine.index import SearchKernel
 from service.engine.loaders import confined, load_table
 from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoints
 from service.engine.loaders.counts import with_counts
+from service.engine.prepared import is_prepared
 from service.engine.registry import Registry, ServedTable
 from service.engine.table import EmbeddingTable
 from service.errors import TableExists
+from service.indexes import attach_for, start_index_work
+from service.prepared_cache import cached_table, check_writable
 
 LOGGER = logging.getLogger("service.loading")
 
 
-def read_spec(spec: TableSpec) -> EmbeddingTable:
-    """The table a spec describes, read from its file(s); TableLoadError if they are bad."""
+def read_spec(spec: TableSpec, cache_dir: Path | None = None) -> EmbeddingTable:
+    """The table a spec describes; TableLoadError if its files are bad.
+
+    With a cache directory, from the spec's prepared folder there (written on first use); a
+    spec whose path is a prepared folder is opened as it is. A checkpoint set is always read
+    from its files: a prepared folder holds one version of a table, not a set.
+    """
+    path = spec.path
+    if cache_dir is not None and path is not None and not is_prepared(path):
+        return cached_table(spec, cache_dir, partial(read_source, spec))
+    return read_source(spec)
+
+
+def read_source(spec: TableSpec) -> EmbeddingTable:
+    """The table a spec describes, read from its file(s)."""
     if spec.checkpoints is not None:
         paths = checkpoint_files(spec.checkpoints)
         table = load_checkpoints(paths, partial(read_file, spec))
@@ -34,7 +50,7 @@ def read_spec(spec: TableSpec) -> EmbeddingTable:
 
 
 def read_file(spec: TableSpec, path: Path) -> EmbeddingTable:
-    """One table file (or model directory), read with the spec's options."""
+    """One table file (or model directory, or prepared folder), read with the spec's options."""
     return load_table(
         path,
         spec.format,
@@ -48,15 +64,28 @@ def read_file(spec: TableSpec, path: Path) -> EmbeddingTable:
 
 
 def load_spec(
-    registry: Registry, spec: TableSpec, kernel: SearchKernel = "blas", diagnose: bool = False
+    registry: Registry,
+    spec: TableSpec,
+    kernel: SearchKernel = "blas",
+    diagnose: bool = False,
+    cache_dir: Path | None = None,
+    threads: int = 1,
 ) -> ServedTable:
     """Load, index and register one configured table; TableLoadError if its file is bad.
 
     With `diagnose` (reloads and added tables), its default diagnostics are computed on a
     background thread; tables loaded at start-up are diagnosed once the runtime has started.
+    Its approximate index, if it has one to build or measure, is worked on in the background.
     """
-    served = registry.load(spec.name, partial(read_spec, spec), spec.case_insensitive, kernel)
+    served = registry.load(
+        spec.name,
+        partial(read_spec, spec, cache_dir),
+        spec.case_insensitive,
+        kernel,
+        attach_for(spec),
+    )
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
+    start_index_work(served, spec, threads)
     if diagnose:
         start_diagnosis(served)
     return served
@@ -86,9 +115,23 @@ def load_registry(settings: Settings) -> Registry:
     """A registry with every configured table loaded; stops at the first bad file."""
     specs = settings.served_tables()
     registry = Registry(expected=[spec.name for spec in specs])
-    for spec in specs:
-        load_spec(registry, spec, settings.search_kernel)
+    load_all(registry, settings)
     return registry
+
+
+def load_all(registry: Registry, settings: Settings) -> None:
+    """Load every configured table into `registry`; stops at the first bad file (or an
+    unwritable cache directory)."""
+    if settings.cache_dir is not None:
+        check_writable(settings.cache_dir)
+    for spec in settings.served_tables():
+        load_spec(
+            registry,
+            spec,
+            settings.search_kernel,
+            cache_dir=settings.cache_dir,
+            threads=settings.compute_threads,
+        )
 
 
 class TableLoader:
@@ -146,6 +189,8 @@ class TableLoader:
                     spec,
                     self.settings.search_kernel,
                     self.settings.diagnostics_at_load,
+                    self.settings.cache_dir,
+                    self.settings.compute_threads,
                 )
         except EngineError as error:
             LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)
@@ -155,7 +200,8 @@ class TableLoader:
 
     def _check_allowed(self, spec: TableSpec) -> None:
         """Every file under admin_tables_dir (when set), and no device, pipe or socket."""
-        for path in (spec.path, spec.vocab, spec.labels, spec.counts, *_checkpoints(spec)):
+        paths = (spec.path, spec.vocab, spec.labels, spec.counts, spec.index_path)
+        for path in (*paths, *_checkpoints(spec)):
             if path is not None:
                 self._check_path(path)
 

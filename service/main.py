@@ -37,7 +37,7 @@ from service.api.http_metrics import MetricsMiddleware
 from service.api.limits import Limits
 from service.config import Settings
 from service.engine.registry import Registry
-from service.loading import TableLoader, load_registry, load_spec, start_diagnosis
+from service.loading import TableLoader, load_all, load_registry, load_spec, start_diagnosis
 from service.runtime import Runtime
 
 __all__ = ["create_app", "load_registry", "load_spec"]
@@ -55,8 +55,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if not preloaded:
-            for spec in settings.served_tables():
-                await run_in_threadpool(load_spec, app.state.registry, spec, settings.search_kernel)
+            await run_in_threadpool(load_all, app.state.registry, settings)
         app.state.runtime.start()
         if settings.diagnostics_at_load:
             for served in app.state.registry.served():

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Gauge, Histogram
+
+if TYPE_CHECKING:
+    from service.engine.indexing import Indexing
 
 PREFIX = "embedding_service"
 
@@ -71,6 +75,21 @@ TABLE_SUSPECT_ROWS = Gauge(
     ["table"],
 )
 
+INDEX_RECALL = Gauge(
+    f"{PREFIX}_index_recall_at_10",
+    "Recall@10 of each table's approximate index against the exact path, measured on held-out "
+    "rows (token-neighbour queries) when the index is built or loaded; 1 for the exact path.",
+    ["table", "kind"],
+)
+INDEX_BYTES = Gauge(
+    f"{PREFIX}_index_bytes", "Bytes held by each table's approximate index.", ["table", "kind"]
+)
+INDEX_BUILD_PROGRESS = Gauge(
+    f"{PREFIX}_index_build_progress_ratio",
+    "Share of rows added to an index being built (1 once built, 0 for none).",
+    ["table"],
+)
+
 
 @contextmanager
 def timed(operation: str) -> Iterator[None]:
@@ -87,6 +106,23 @@ def record_table(name: str, rows: int, width: int, nbytes: int) -> None:
     TABLE_ROWS.labels(name).set(rows)
     TABLE_WIDTH.labels(name).set(width)
     TABLE_BYTES.labels(name).set(nbytes)
+
+
+def record_index(name: str, indexing: Indexing) -> None:
+    """Publish a table's index: its recall, memory and build progress."""
+    facts = indexing.facts()
+    kind = facts["kind"]
+    for other in ("exact", "hnsw", "ivf", "ivfpq"):  # a reload may change the kind
+        if other != kind:
+            for gauge in (INDEX_RECALL, INDEX_BYTES):
+                with suppress(KeyError):
+                    gauge.remove(name, other)
+    if kind == "exact":
+        INDEX_RECALL.labels(name, kind).set(1.0)
+    elif facts["recall_at_10"] is not None:
+        INDEX_RECALL.labels(name, kind).set(facts["recall_at_10"])
+    INDEX_BYTES.labels(name, kind).set(facts["bytes"] or 0)
+    INDEX_BUILD_PROGRESS.labels(name).set(facts.get("progress", 1.0 if facts["bytes"] else 0.0))
 
 
 def record_suspects(name: str, suspects: int) -> None:

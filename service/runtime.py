@@ -35,8 +35,19 @@ def settle_heap() -> None:
 
 
 def limit_compute_threads(threads: int) -> None:
-    """Cap the BLAS and OpenMP pools of this process (numpy, FAISS) at `threads`."""
+    """Cap the BLAS and OpenMP pools of this process (numpy, FAISS) at `threads`.
+
+    OpenMP's count is per thread: a thread that runs FAISS must call limit_openmp itself
+    (the batchers' worker threads do, through their executors' initializer).
+    """
     threadpool_limits(limits=threads)
+    limit_openmp(threads)
+
+
+def limit_openmp(threads: int) -> None:
+    """Cap the OpenMP threads FAISS starts from the calling thread (each thread has its own
+    setting: a worker thread would otherwise use every core, its pool spinning against the
+    event loop)."""
     faiss.omp_set_num_threads(threads)
 
 
@@ -62,11 +73,12 @@ class Runtime:
             max_queue=settings.max_queue,
             retry_after=settings.retry_after_seconds,
         )
+        threads = partial(limit_openmp, settings.compute_threads)
         self.search: Batcher[tuple[SimilarityIndex, Prepared], Neighbors] = Batcher(
-            "search", search_per_table, batching, cost=search_directions
+            "search", search_per_table, batching, cost=search_directions, initializer=threads
         )
         self.score: Batcher[tuple[SimilarityIndex, ScoreQuery], Scores] = Batcher(
-            "score", score_per_table, batching
+            "score", score_per_table, batching, initializer=threads
         )
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.projection_concurrency = settings.projection_concurrency

@@ -16,6 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from service.schemas_index import IndexInfo
+
 MAX_TOKEN_LENGTH = 256
 MAX_ITEMS = 10_000
 MAX_WIDTH = 65_536
@@ -111,6 +113,34 @@ CheckpointIndex = Annotated[
 ]
 # A flag is JSON true or false, never "yes" or 1.
 Flag = Annotated[bool, Field(strict=True)]
+Exact = Annotated[
+    bool,
+    Field(
+        strict=True,
+        description="Search every row (the exhaustive path) even when the table has an "
+        "approximate index.",
+    ),
+]
+EfSearch = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=65_536,
+        description="HNSW tables: efSearch for this query, at most the table's max_ef_search "
+        "(422 beyond); a larger one finds more true neighbours, slower.",
+    ),
+    NUMBER_ONLY,
+]
+Nprobe = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=1 << 20,
+        description="IVF tables: lists searched for this query, at most the table's max_nprobe "
+        "(422 beyond).",
+    ),
+    NUMBER_ONLY,
+]
 Weight = Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
 
 
@@ -204,6 +234,9 @@ class NeighborsRequest(Strict):
     k: K | None = None
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
     restrict: Restrict | None = None
+    exact: Exact = False
+    ef_search: EfSearch | None = None
+    nprobe: Nprobe | None = None
 
     @model_validator(mode="after")
     def _one_query(self) -> Self:
@@ -267,6 +300,9 @@ class AnalogyRequest(Strict):
     method: Literal["add", "mul"] = Field("add", description="add: 3CosAdd; mul: 3CosMul.")
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
     restrict: Restrict | None = None
+    exact: Exact = False
+    ef_search: EfSearch | None = None
+    nprobe: Nprobe | None = None
 
 
 class SingleAnalogyRequest(AnalogyRequest):
@@ -369,8 +405,12 @@ class TableInfo(Strict):
     rows: int
     width: int
     parameters: int
-    bytes: int
+    bytes: int = Field(
+        description="Bytes held: the float32 rows (one copy, memory-mapped when prepared), "
+        "their norms, the vocabulary and any approximate index."
+    )
     index_type: str
+    index: IndexInfo
     zero_rows: int
     source: str
     loaded_at: datetime

@@ -120,3 +120,16 @@ def test_a_batch_holds_at_most_max_size_units_of_work() -> None:
     assert results == [2, 8, 8, 6, 18, 24, 2]
     assert recorder.batches == [[1], [4, 4], [3], [9], [12], [1]]
     assert all(sum(batch) <= 10 or len(batch) == 1 for batch in recorder.batches)
+
+
+def test_the_search_worker_runs_faiss_on_compute_threads() -> None:
+    # OpenMP's thread count is per thread: set only on the event loop's thread, FAISS searches
+    # in the batcher's worker used every core, spinning against the event loop.
+    import faiss
+
+    from service.config import Settings
+    from service.runtime import Runtime
+
+    runtime = Runtime(Settings(compute_threads=1))
+    for batcher in (runtime.search, runtime.score):
+        assert batcher._executor.submit(faiss.omp_get_max_threads).result() == 1

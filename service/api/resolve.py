@@ -14,8 +14,9 @@ import numpy as np
 from service import schemas
 from service.api.context import Context
 from service.api.limits import Limits
+from service.engine.approximate import check_options
 from service.engine.errors import EmptyText, InvalidVector, SeveralPieces, UnknownToken
-from service.engine.queries import AnalogyQuery, NeighborQuery, Term
+from service.engine.queries import DEFAULT_SEARCH, AnalogyQuery, NeighborQuery, SearchOptions, Term
 from service.engine.registry import ServedTable
 from service.engine.text import mean_row
 
@@ -136,7 +137,23 @@ class Resolver:
             row = self._query_row(request)
             vector = self.served.index.store.directions(self.served.table.check_ids([row]))[0]
             exclude = exclude | {row}
-        return NeighborQuery(vector, self.limits.checked_k(request.k), exclude, request.restrict)
+        return NeighborQuery(
+            vector,
+            self.limits.checked_k(request.k),
+            exclude,
+            request.restrict,
+            options=self.search_options(request),
+        )
+
+    def search_options(
+        self, request: schemas.NeighborsRequest | schemas.AnalogyRequest
+    ) -> SearchOptions:
+        """The request's exact / ef_search / nprobe, checked against the table's index."""
+        if not request.exact and request.ef_search is None and request.nprobe is None:
+            return DEFAULT_SEARCH
+        options = SearchOptions(request.exact, request.ef_search, request.nprobe)
+        check_options(self.served.indexing.parameters, options)
+        return options
 
     def _query_row(self, request: schemas.NeighborsRequest) -> int:
         if request.token is not None:
@@ -158,6 +175,7 @@ class Resolver:
             method=request.method,
             exclude=self.exclusions(request.exclude) | pieces,
             restrict=request.restrict,
+            options=self.search_options(request),
         )
 
     def _term_rows(self, term: schemas.Term) -> list[int]:

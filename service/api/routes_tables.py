@@ -8,6 +8,7 @@ from service import schemas
 from service.api.deps import RegistryDep, TableDep
 from service.engine.registry import ServedTable
 from service.schemas import CheckpointInfo
+from service.schemas_index import IndexInfo
 
 router = APIRouter(prefix="/v1/tables", tags=["tables"])
 
@@ -34,6 +35,7 @@ def describe(served: ServedTable) -> schemas.TableInfo:
         parameters=table.parameters,
         bytes=served.index.nbytes,
         index_type=served.index.kind,
+        index=IndexInfo(**served.indexing.facts()),
         zero_rows=served.index.zero_rows,
         source=table.source,
         loaded_at=served.loaded_at,

@@ -33,10 +33,12 @@ def dumps(payload: Any) -> bytes:
 
 def neighbor_list(table: EmbeddingTable, result: Neighbors) -> list[dict[str, Any]]:
     """[{"token", "id", "score"}, ...] for one engine result."""
-    tokens = table.tokens
+    tokens = table.vocabulary.take(result.ids)  # one gather of the packed tokens
     return [
-        {"token": tokens[row], "id": row, "score": score}
-        for row, score in zip(result.ids.tolist(), result.scores.tolist(), strict=True)
+        {"token": token, "id": row, "score": score}
+        for token, row, score in zip(
+            tokens, result.ids.tolist(), result.scores.tolist(), strict=True
+        )
     ]
 
 

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from service.engine.kernels import Kernel, float32_dot_error, rows_per_block
+from service.engine.kernels import Kernel, rows_per_block
 from service.engine.queries import CosmulQuery, Neighbors
 from service.engine.rows import RowStore
 
@@ -57,10 +57,9 @@ def _chunks(queries: Sequence[CosmulQuery]) -> Iterator[Sequence[CosmulQuery]]:
 def _pass(store: RowStore, kernel: Kernel, queries: Sequence[CosmulQuery]) -> list[Neighbors]:
     terms = np.concatenate([q.terms for q in queries]).astype(np.float32)
     limits = [store.searchable(q.restrict) for q in queries]
-    excluded = [_excluded_positions(store, q) for q in queries]
-    depths = [min(q.k, limit - int(np.count_nonzero(x < limit))) for q, limit, x in
-              zip(queries, limits, excluded, strict=True)]  # fmt: skip
-    error = float32_dot_error(store.width) + 2.0**-20  # plus the unit rows' own rounding
+    excluded = [_excluded_rows(store, q) for q in queries]
+    depths = [_depth(store, q, x) for q, x in zip(queries, excluded, strict=True)]
+    error = kernel.error
     kept: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in queries]
     block = rows_per_block(len(terms), max(limits))
     for start in range(0, max(limits), block):
@@ -71,36 +70,58 @@ def _pass(store: RowStore, kernel: Kernel, queries: Sequence[CosmulQuery]) -> li
             rows = cosines[first : first + len(query.terms), : max(0, limits[i] - start)]
             first += len(query.terms)
             if rows.shape[1] and depths[i] > 0:
-                kept[i].append(_block_candidates(query, rows, start, excluded[i], depths[i], error))
+                kept[i].append(
+                    _block_candidates(
+                        query, rows, start, (excluded[i], kernel.always), depths[i], error
+                    )
+                )
     return [
         _exact(store, query, _merge(found, depth))
         for query, found, depth in zip(queries, kept, depths, strict=True)
     ]
 
 
-def _excluded_positions(store: RowStore, query: CosmulQuery) -> np.ndarray:
+def _excluded_rows(store: RowStore, query: CosmulQuery) -> np.ndarray:
+    """The query's excluded rows and the zero rows, sorted."""
     rows = np.fromiter(query.exclude, dtype=np.int64, count=len(query.exclude))
-    positions = store.positions[rows]
-    return np.unique(positions[positions >= 0])
+    return np.union1d(rows, store.zero)
+
+
+def _depth(store: RowStore, query: CosmulQuery, excluded: np.ndarray) -> int:
+    """How many rows the query can get: rows with a direction within reach, not excluded."""
+    limit = store.searchable(query.restrict)
+    inside = excluded[excluded < limit]
+    return min(query.k, store.directional(query.restrict) - int(np.count_nonzero(
+        store.norms64[inside] > 0)))  # fmt: skip
 
 
 def _block_candidates(
     query: CosmulQuery,
     cosines: np.ndarray,
     start: int,
-    excluded: np.ndarray,
+    rows: tuple[np.ndarray, np.ndarray],
     depth: int,
     error: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(positions, lower, upper) of the block's rows that may be in the query's top `depth`."""
+    """(positions, lower, upper) of the block's rows that may be in the query's top `depth`.
+
+    `rows`: the excluded rows (never candidates) and the rows whose float32 cosines are not
+    to be trusted (always candidates), both sorted.
+    """
     lower, upper = np.empty(cosines.shape[1]), np.empty(cosines.shape[1])
     for first in range(0, cosines.shape[1], BOUND_ROWS):
         part = slice(first, first + BOUND_ROWS)
         lower[part], upper[part] = log_objective_bounds(cosines[:, part], query, error)
-    inside = excluded[(excluded >= start) & (excluded < start + cosines.shape[1])] - start
-    lower[inside] = upper[inside] = -np.inf
+    excluded, always = (_inside(r, start, cosines.shape[1]) for r in rows)
+    lower[always], upper[always] = -np.inf, np.inf
+    lower[excluded] = upper[excluded] = -np.inf
     keep = _reaching(lower, upper, depth)
     return keep + start, lower[keep], upper[keep]
+
+
+def _inside(rows: np.ndarray, start: int, size: int) -> np.ndarray:
+    """Sorted `rows` within start..start + size, relative to start."""
+    return rows[np.searchsorted(rows, start) : np.searchsorted(rows, start + size)] - start
 
 
 def _reaching(lower: np.ndarray, upper: np.ndarray, depth: int) -> np.ndarray:
@@ -154,7 +175,7 @@ def log_objective_bounds(
 
 def _exact(store: RowStore, query: CosmulQuery, positions: np.ndarray) -> Neighbors:
     """The candidates' exact objectives from float64 cosines; best k by log objective, then id."""
-    ids = store.indexed[positions]
+    ids = positions
     cosines = np.empty((len(query.terms), ids.size))
     for start in range(0, ids.size, RESCORE_ROWS):
         part = slice(start, start + RESCORE_ROWS)

@@ -7,8 +7,9 @@ wait for a batch's large matrix product to finish (seen as a convoy in the profi
 Zero rows (padding) have no direction, so they are left out of the index: they never appear as
 cosine neighbours, and using one as a query raises ZeroVector.
 
-A search runs in two steps. Candidates come from one pass over the float32 unit rows for the
-whole batch (kernels.py: a BLAS matrix product, or FAISS's IndexFlatIP); then each query's few
+A search runs in two steps. Candidates come from one pass over the float32 rows for the whole
+batch (kernels.py: a BLAS matrix product over the raw rows divided by their norms, or FAISS's
+IndexFlatIP); then each query's few
 candidates are rescored in float64 from the raw rows (rescoring.py). The reported scores are
 therefore the true cosines, and a query's answer is the same whether it ran alone or in a batch
 of any size.
@@ -21,15 +22,17 @@ from dataclasses import replace
 
 import numpy as np
 
+from service.engine.approximate import ApproximateIndex
 from service.engine.cosmul import cosmul
 from service.engine.errors import InvalidQuery
-from service.engine.kernels import KernelName, make_kernel
+from service.engine.kernels import RESCORE_MARGIN, KernelName, make_kernel
 from service.engine.queries import (
     AnalogyMethod,
     AnalogyQuery,
     CosmulQuery,
     NeighborQuery,
     Neighbors,
+    SearchOptions,
     Term,
 )
 from service.engine.rescoring import rescore
@@ -41,32 +44,46 @@ __all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "Simil
 
 SearchKernel = KernelName
 Prepared = NeighborQuery | CosmulQuery
+# With an approximate index, a `restrict` of at most this many rows is searched exhaustively:
+# a pass over them is cheap, and an index filtered to a few rows finds few of them.
+EXACT_RESTRICT_ROWS = 100_000
 
 
 class SimilarityIndex:
-    """Exact cosine search over one table's unit-normalised non-zero rows."""
+    """Cosine search over one table's non-zero rows: exhaustive, or candidates from an
+    approximate index (set when it is built or read), rescored exactly either way."""
 
-    def __init__(self, table: EmbeddingTable, kernel: KernelName = "blas") -> None:
+    def __init__(
+        self,
+        table: EmbeddingTable,
+        kernel: KernelName = "blas",
+        approximate: ApproximateIndex | None = None,
+    ) -> None:
         self.table = table
         self.store = store = RowStore.of(table)
-        self.max_norm = float(store.norms64.max())
-        norms = store.norms64[store.indexed, None].astype(np.float32)
-        self.kernel = make_kernel(kernel, table.vectors[store.indexed] / norms)
+        self.max_norm = float(store.norms64.max(initial=0.0))
+        self.kernel = make_kernel(kernel, store)
+        # Replaced in one assignment when a background build finishes: a search reads it once.
+        self.approximate = approximate
 
     @property
     def kind(self) -> str:
-        """How the unit rows are held and searched."""
-        return self.kernel.description
+        """How the rows are held and searched."""
+        if self.approximate is None:
+            return self.kernel.description
+        return f"approximate candidates from FAISS {self.approximate.kind}, rescored exactly"
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the raw rows, the unit rows and the row maps."""
-        return self.store.nbytes + self.kernel.nbytes
+        """Bytes held by the raw rows, their norms, the vocabulary, the kernel and any
+        approximate index."""
+        held = self.store.nbytes + self.table.vocabulary.nbytes + self.kernel.nbytes
+        return held + (0 if self.approximate is None else self.approximate.nbytes)
 
     @property
     def zero_rows(self) -> int:
         """Rows with no direction, left out of the index."""
-        return self.table.rows - int(self.store.indexed.size)
+        return int(self.store.zero.size)
 
     def prepare(self, query: NeighborQuery) -> NeighborQuery:
         """Validate a neighbour query and make its vector a unit direction."""
@@ -122,27 +139,56 @@ class SimilarityIndex:
         return cosine_matrix(self.store.directions(rows))
 
     def _nearest(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
-        """Answer prepared neighbour queries; those sharing a `restrict` share one pass."""
+        """Answer prepared neighbour queries; those sharing `restrict` and search options
+        share one pass."""
         results: list[Neighbors | None] = [None] * len(queries)
-        groups: dict[int | None, list[int]] = {}
+        approximate = self.approximate
+        groups: dict[tuple[int | None, SearchOptions | None], list[int]] = {}
         for i, query in enumerate(queries):
-            groups.setdefault(query.restrict, []).append(i)
-        for restrict, members in groups.items():
+            options = query.options if self._approximate(approximate, query) else None
+            groups.setdefault((query.restrict, options), []).append(i)
+        for (restrict, options), members in groups.items():
             batch = [queries[i] for i in members]
-            for i, result in zip(members, self._pass(batch, restrict), strict=True):
+            if approximate is not None and options is not None:
+                found = self.approximate_search(approximate, batch, restrict, options)
+            else:
+                found = self._pass(batch, restrict)
+            for i, result in zip(members, found, strict=True):
                 results[i] = result
         return [result for result in results if result is not None]
+
+    def _approximate(self, approximate: ApproximateIndex | None, query: NeighborQuery) -> bool:
+        """Whether a query takes its candidates from the approximate index."""
+        if approximate is None or query.options.exact:
+            return False
+        return query.restrict is None or query.restrict > EXACT_RESTRICT_ROWS
+
+    def approximate_search(
+        self,
+        approximate: ApproximateIndex,
+        queries: Sequence[NeighborQuery],
+        restrict: int | None,
+        options: SearchOptions,
+    ) -> list[Neighbors]:
+        """Candidates from the index, enough to leave k after the exclusions and zero rows,
+        rescored exactly."""
+        extra = max(len(q.exclude) for q in queries) + min(self.zero_rows, RESCORE_MARGIN)
+        depth = max(q.k for q in queries) + extra + RESCORE_MARGIN
+        directions = np.stack([q.vector for q in queries]).astype(np.float32)
+        rows = approximate.candidates(directions, depth, restrict, options)
+        return rescore(self.store, queries, rows)
 
     def _pass(self, queries: Sequence[NeighborQuery], restrict: int | None) -> list[Neighbors]:
         """One candidate pass for queries sharing `restrict`, then the exact rescoring."""
         searchable = self.store.searchable(restrict)
+        directional = self.store.directional(restrict)
         # Slack-selected candidates hold every row that can be in the exact top k, so no margin
         # is needed here (FAISS's fixed cut adds its own). Excluded rows are left out of the
         # selection itself, so k candidates suffice, not k plus every exclusion (256 queries
         # with 1,000 exclusions each rescored 1,144 candidates apiece).
         masked = self.kernel.masks_exclusions
         extra = 0 if masked else max(len(q.exclude) for q in queries)
-        depth = min(searchable, max(q.k for q in queries) + extra)
+        depth = min(directional, max(q.k for q in queries) + extra)
         if depth == 0:
             return [_empty() for _ in queries]
         excluded = [self.store.positions_of(q.exclude) for q in queries]
@@ -183,7 +229,9 @@ class SimilarityIndex:
         weights = np.asarray([s * t.weight for s, t in zip(signs, terms, strict=True)])
         mean = np.sum(weights[:, None] * self._term_vectors(terms, unit=False), axis=0)
         direction = self.store.direction(mean, "the weighted mean of the analogy terms")
-        return NeighborQuery(direction, query.k, query.input_rows(), query.restrict)
+        return NeighborQuery(
+            direction, query.k, query.input_rows(), query.restrict, options=query.options
+        )
 
     def _prepare_cosmul(self, query: AnalogyQuery) -> CosmulQuery:
         """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]."""

@@ -28,6 +28,19 @@ class Term:
 
 
 @dataclass(frozen=True)
+class SearchOptions:
+    """Per-query search choices on a table with an approximate index: the exhaustive path
+    (`exact`), or the index's effort (HNSW's ef_search, IVF's nprobe); None: the table's."""
+
+    exact: bool = False
+    ef_search: int | None = None
+    nprobe: int | None = None
+
+
+DEFAULT_SEARCH = SearchOptions()
+
+
+@dataclass(frozen=True)
 class NeighborQuery:
     """Top-k cosine neighbours of a direction, minus excluded rows, within the first `restrict`."""
 
@@ -36,6 +49,7 @@ class NeighborQuery:
     exclude: frozenset[int] = field(default_factory=frozenset)
     restrict: int | None = None
     mix: TermMix | None = None
+    options: SearchOptions = DEFAULT_SEARCH
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,7 @@ class AnalogyQuery:
     method: AnalogyMethod = "add"
     exclude: frozenset[int] = field(default_factory=frozenset)
     restrict: int | None = None
+    options: SearchOptions = DEFAULT_SEARCH
 
     def input_rows(self) -> frozenset[int]:
         """Rows named as terms, plus the extra exclusions: never part of the answer."""

@@ -10,10 +10,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 
+from service.engine.approximate import IndexParameters
 from service.engine.checkpoints import Versions
 from service.engine.diagnostics import TableDiagnostics
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.index import SearchKernel, SimilarityIndex
+from service.engine.indexing import Indexing
 from service.engine.projection import Projector
 from service.engine.table import EmbeddingTable
 from service.engine.text import TextTokenizer, text_tokenizer
@@ -31,6 +33,8 @@ class ServedTable:
     loaded_at: datetime
     load_seconds: float
     kernel: SearchKernel = "blas"
+    # The approximate index (if any): read with the table, or built in the background.
+    indexing: Indexing = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     # Fits its PCA basis on first use; a reload makes a new ServedTable, so the basis goes too.
     projector: Projector = field(init=False, repr=False, compare=False)
     # Likewise the diagnostics: computed once per load, dropped with it.
@@ -44,6 +48,8 @@ class ServedTable:
     training: TrainingSummary = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.indexing is None:
+            object.__setattr__(self, "indexing", Indexing(self.index, IndexParameters()))
         object.__setattr__(self, "projector", Projector(self.table, self.index.store))
         object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.index.store))
         tokenizer = text_tokenizer(self.table, self.case_insensitive, self.name)
@@ -68,8 +74,9 @@ class ServedTable:
 class CheckpointViews:
     """The earlier checkpoints of one load as tables of their own, the most recent few kept.
 
-    A view's index holds a unit float32 copy of its rows (as the served table's does), so only
-    `keep` views live at a time; building one waits for any other build of the same load.
+    A view's index holds its rows' norms (and with search_kernel=faiss a unit float32 copy
+    of its rows, as the served table's does), so only `keep` views live at a time; building
+    one waits for any other build of the same load.
     """
 
     def __init__(self, served: ServedTable) -> None:
@@ -94,13 +101,15 @@ class CheckpointViews:
         served, table = self.served, self.served.table
         rows = served.versions.vectors(checkpoint)
         source = f"checkpoint {checkpoint} ({served.versions.sources[checkpoint]}) of {served.name}"
-        view = EmbeddingTable(table.tokens, rows, table.metadata, source, table.tokenizer)
-        # The tokens are the same, so are the maps from token to row: share them, not rebuild.
-        for name in ("token_to_id", "folded_to_id"):
-            if name in table.__dict__:
-                view.__dict__[name] = table.__dict__[name]
+        # The same Vocabulary object (its lookups shared, not rebuilt); the rows were checked
+        # when the set loaded (loaders/checkpoints.py), so the view does not check them again.
+        view = EmbeddingTable(
+            table.tokens, rows, table.metadata, source, table.tokenizer, checked=True
+        )
         index = SimilarityIndex(view, served.kernel)
-        return replace(served, table=view, index=index)
+        # Exhaustive: an approximate index was built over the last checkpoint's rows, not these.
+        indexing = Indexing(index, IndexParameters())
+        return replace(served, table=view, index=index, indexing=indexing)
 
 
 class Registry:
@@ -122,13 +131,19 @@ class Registry:
         loader: Callable[[], EmbeddingTable],
         case_insensitive: bool = False,
         kernel: SearchKernel = "blas",
+        attach: Callable[[SimilarityIndex], Indexing] | None = None,
     ) -> ServedTable:
-        """Load and index a table, then swap it in under `name` in one step."""
+        """Load and index a table, then swap it in under `name` in one step.
+
+        `attach` gives the index its approximate index (read from a file, or to be built);
+        its errors fail the load like the loader's.
+        """
         started = time.perf_counter()
         self._mark_pending(name, "loading")
         try:
             table = loader()
             index = SimilarityIndex(table, kernel)
+            indexing = attach(index) if attach is not None else None
         except EngineError as error:
             self._mark_pending(name, f"failed: {error.message}")
             raise
@@ -140,6 +155,7 @@ class Registry:
             loaded_at=datetime.now(UTC),
             load_seconds=time.perf_counter() - started,
             kernel=kernel,
+            indexing=indexing,  # type: ignore[arg-type]
         )
         with self._lock:
             self._tables[name] = served

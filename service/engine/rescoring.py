@@ -43,8 +43,9 @@ def _rescore(
     flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in positions])
     owner = np.repeat(np.arange(len(queries)), counts)
     valid = flat >= 0
-    ids, owner = store.indexed[flat[valid]], owner[valid]
-    keep = ~_excluded(queries, owner, ids, store.table.rows)
+    ids, owner = flat[valid], owner[valid]
+    # Zero rows have no direction (a pass can keep them when it keeps every row).
+    keep = (store.norms64[ids] > 0) & ~_excluded(queries, owner, ids, store.table.rows)
     ids, owner = ids[keep], owner[keep]
     scores = _dots(store.vectors, ids, np.stack([q.vector for q in queries]), owner)
     scores /= store.norms64[ids]

@@ -1,7 +1,9 @@
 """RowStore: a table's raw float32 rows with what every search step needs from them.
 
 The candidate pass, the float64 rescoring and the analogy term sums all work from these arrays,
-so each of them takes a RowStore rather than the index that owns it.
+so each of them takes a RowStore rather than the index that owns it. There is one copy of the
+rows: the table's own (memory-mapped for a prepared table). Every pass scores the raw rows and
+divides by their norms; positions in a pass are row numbers.
 """
 
 from __future__ import annotations
@@ -16,26 +18,25 @@ from service.engine.table import EmbeddingTable
 
 @dataclass(frozen=True, eq=False)
 class RowStore:
-    """Raw rows, their float64 norms, and the map between rows and index positions.
+    """Raw rows, their float64 norms, and which rows have a direction.
 
-    Zero rows (padding) have no direction, so only rows with a norm are indexed: `indexed[p]` is
-    the row at index position p, and `positions[row]` its position (-1 for a zero row).
+    Zero rows (padding) have no direction: they are never candidates. `indexed` lists the rows
+    with a norm, in row order.
     """
 
     table: EmbeddingTable
     norms64: np.ndarray
     indexed: np.ndarray
-    positions: np.ndarray
+    zero: np.ndarray
 
     @classmethod
     def of(cls, table: EmbeddingTable) -> RowStore:
         """The store of `table`'s rows."""
-        vectors = table.vectors
-        norms64 = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
-        indexed = np.flatnonzero(norms64 > 0).astype(np.int64)
-        positions = np.full(table.rows, -1, dtype=np.int64)
-        positions[indexed] = np.arange(indexed.size)
-        return cls(table, norms64, indexed, positions)
+        norms64 = table.norms64
+        positive = norms64 > 0
+        indexed = np.flatnonzero(positive).astype(np.int64)
+        zero = np.flatnonzero(~positive).astype(np.int64)
+        return cls(table, norms64, indexed, zero)
 
     @property
     def vectors(self) -> np.ndarray:
@@ -48,10 +49,15 @@ class RowStore:
         return self.table.width
 
     @property
+    def rows(self) -> int:
+        """Rows in the table."""
+        return self.table.rows
+
+    @property
     def nbytes(self) -> int:
-        """Bytes held by the raw rows and the row maps."""
+        """Bytes held by the raw rows, their norms and the row lists."""
         return int(self.vectors.nbytes + self.norms64.nbytes + self.indexed.nbytes) + int(
-            self.positions.nbytes
+            self.zero.nbytes
         )
 
     def check_vector(self, vector: np.ndarray) -> np.ndarray:
@@ -89,14 +95,17 @@ class RowStore:
         return dots / self.norms64[rows, None]
 
     def positions_of(self, rows: frozenset[int]) -> np.ndarray:
-        """The index positions of `rows` (zero rows have none), sorted."""
+        """`rows` as a sorted array (the positions a pass masks)."""
         if not rows:
             return np.empty(0, dtype=np.int64)
-        positions = self.positions[np.fromiter(rows, dtype=np.int64, count=len(rows))]
-        return np.sort(positions[positions >= 0])
+        return np.sort(np.fromiter(rows, dtype=np.int64, count=len(rows)))
 
     def searchable(self, restrict: int | None) -> int:
-        """How many index positions lie within the first `restrict` table rows."""
+        """How many rows a pass scans: the first `restrict` rows, or all."""
+        return self.rows if restrict is None else min(restrict, self.rows)
+
+    def directional(self, restrict: int | None) -> int:
+        """How many rows with a direction lie within the first `restrict` rows."""
         if restrict is None:
             return int(self.indexed.size)
         return int(np.searchsorted(self.indexed, restrict))

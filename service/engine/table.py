@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
+from service.engine.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
     from service.engine.checkpoints import Checkpoints
@@ -22,24 +22,37 @@ _CHECK_ROWS = 65_536
 
 @dataclass(frozen=True, eq=False)
 class EmbeddingTable:
-    """An immutable embedding table; construction validates it or raises TableLoadError."""
+    """An immutable embedding table; construction validates it or raises TableLoadError.
 
+    A prepared table (prepared.py) was validated when it was written: it is opened with
+    `checked=True` and its stored float64 norms, so opening never passes over its rows.
+    """
+
+    # Given as any sequence; held as a Vocabulary (the `vocabulary` property).
     tokens: Sequence[str]
     vectors: np.ndarray
     metadata: Mapping[str, Sequence[MetadataValue]] = field(default_factory=dict)
     source: str = "<memory>"
     # The model's own tokenizer, when the table came with one that matches its rows.
     tokenizer: HuggingFaceTokenizer | None = field(default=None, repr=False)
+    stored_norms: np.ndarray | None = field(default=None, repr=False)
+    checked: bool = field(default=False, repr=False)
     # The earlier versions of these rows, when the table is the last of a checkpoint set.
     checkpoints: Checkpoints | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tokens", tuple(self.tokens))
-        object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
-        _check_tokens(self.tokens, self.rows, self.source)
+        object.__setattr__(self, "tokens", Vocabulary.of(self.tokens))
+        if not self.checked:
+            object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
+            _check_tokens(self.vocabulary, self.rows, self.source)
         _check_metadata(self.metadata, self.rows, self.source)
         if self.checkpoints is not None:
             _check_checkpoints(self.checkpoints, self.vectors.shape, self.source)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The tokens as a Vocabulary: compact arrays with exact and case-folded lookups."""
+        return cast(Vocabulary, self.tokens)
 
     @property
     def rows(self) -> int:
@@ -57,22 +70,26 @@ class EmbeddingTable:
         return self.rows * self.width
 
     @cached_property
+    def norms64(self) -> np.ndarray:
+        """float64 L2 norm of every raw row: stored with a prepared table, else computed."""
+        if self.stored_norms is not None:
+            return self.stored_norms
+        return row_norms(self.vectors)
+
+    @cached_property
     def norms(self) -> np.ndarray:
         """L2 norm of every raw row (float32)."""
-        return np.linalg.norm(self.vectors, axis=1).astype(np.float32)
+        return self.norms64.astype(np.float32)
 
-    @cached_property
-    def token_to_id(self) -> dict[str, int]:
+    @property
+    def token_to_id(self) -> Mapping[str, int]:
         """Exact token -> row number."""
-        return {token: i for i, token in enumerate(self.tokens)}
+        return TokenIds(self.vocabulary)
 
-    @cached_property
-    def folded_to_id(self) -> dict[str, int]:
+    @property
+    def folded_to_id(self) -> Mapping[str, int]:
         """Case-folded token -> the lowest row number among its case variants."""
-        folded: dict[str, int] = {}
-        for i, token in enumerate(self.tokens):
-            folded.setdefault(token.casefold(), i)
-        return folded
+        return TokenIds(self.vocabulary, folded=True)
 
     def resolve(self, tokens: Iterable[str], case_insensitive: bool = False) -> np.ndarray:
         """Row numbers of `tokens`; raises UnknownToken naming every token not found."""
@@ -88,9 +105,9 @@ class EmbeddingTable:
 
     def find(self, token: str, case_insensitive: bool = False) -> int | None:
         """Row number of `token`, trying its case-folded form if asked; None when absent."""
-        i = self.token_to_id.get(token)
+        i = self.vocabulary.find(token)
         if i is None and case_insensitive:
-            i = self.folded_to_id.get(token.casefold())
+            i = self.vocabulary.find_folded(token)
         return i
 
     def check_ids(self, ids: Iterable[int]) -> np.ndarray:
@@ -104,6 +121,17 @@ class EmbeddingTable:
     def metadata_of(self, row: int) -> dict[str, MetadataValue]:
         """Every metadata column's value for one row."""
         return {name: column[row] for name, column in self.metadata.items()}
+
+
+def row_norms(vectors: np.ndarray) -> np.ndarray:
+    """float64 L2 norm of every row, _CHECK_ROWS rows at a time (no float64 copy of the table)."""
+    norms = np.empty(len(vectors))
+    for start in range(0, len(vectors), _CHECK_ROWS):
+        chunk = vectors[start : start + _CHECK_ROWS]
+        np.einsum(
+            "ij,ij->i", chunk, chunk, dtype=np.float64, out=norms[start : start + _CHECK_ROWS]
+        )
+    return np.sqrt(norms, out=norms)
 
 
 def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
@@ -130,19 +158,16 @@ def _first_non_finite_row(array: np.ndarray) -> int | None:
     return None
 
 
-def _check_tokens(tokens: Sequence[str], rows: int, source: str) -> None:
+def _check_tokens(tokens: Vocabulary, rows: int, source: str) -> None:
     if len(tokens) != rows:
         raise TableLoadError(
             source, f"vocabulary has {len(tokens)} tokens but the matrix has {rows} rows"
         )
-    if len(set(tokens)) != rows:
-        duplicates = [token for token, count in Counter(tokens).items() if count > 1]
+    duplicates = tokens.duplicate_rows()
+    if duplicates is not None:
         # Rows, not the tokens: a table's source may be a file that must not be quoted.
-        first = tokens.index(duplicates[0])
-        again = tokens.index(duplicates[0], first + 1)
-        raise TableLoadError(
-            source, f"{len(duplicates)} duplicate token(s), e.g. rows {first} and {again}"
-        )
+        count, first, again = duplicates
+        raise TableLoadError(source, f"{count} duplicate token(s), e.g. rows {first} and {again}")
 
 
 def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: str) -> None:

@@ -16,7 +16,7 @@ from typing import cast
 import numpy as np
 
 from service.engine.errors import ZeroVector
-from service.engine.kernels import SCORES_BUDGET, Kernel, float32_dot_error, mask
+from service.engine.kernels import SCORES_BUDGET, Kernel, mask, mask_rows, with_always
 from service.engine.queries import AnalogyQuery, NeighborQuery, TermMix
 from service.engine.rows import RowStore
 from service.engine.topk import candidate_rows
@@ -55,9 +55,9 @@ def candidates_by_terms(
     distinct, inverse = np.unique(rows, return_inverse=True)
     units = store.directions(distinct).astype(np.float32)
     term_scores = kernel.scores(units, 0, searchable)
-    # Each term score carries a float32 dot-product error, scaled by its weight; the sum adds
-    # one rounding per term on top.
-    error = float32_dot_error(store.width) + 2.0**-23
+    # Each term score carries the kernel's error, scaled by its weight; the sum adds one
+    # rounding per term on top.
+    error = kernel.error + 2.0**-23
     sums = _Sums(term_scores, inverse, mixes)
     combined = np.empty((min(CHUNK, len(mixes)), searchable), dtype=np.float32)
     found: list[np.ndarray] = []
@@ -65,9 +65,10 @@ def candidates_by_terms(
         count = min(CHUNK, len(mixes) - first)
         slack = [error * sums.into(first + i, combined[i]) for i in range(count)]
         mask(combined[:count], excluded[first : first + count], 0)
+        mask_rows(combined[:count], kernel.masked, 0)
         # Selected while the chunk's sums are still in cache.
         found.extend(candidate_rows(combined[:count], depth, np.asarray(slack)))
-    return found
+    return with_always(found, kernel.always, searchable)
 
 
 class _Sums:
@@ -146,6 +147,7 @@ def mean_directions(store: RowStore, queries: Sequence[AnalogyQuery]) -> list[Ne
             query.input_rows(),
             query.restrict,
             TermMix(rows[start:end], mixed[start:end]),
+            query.options,
         )
         for i, (query, start, end) in enumerate(zip(queries, starts.tolist(), ends, strict=True))
     ]

@@ -104,7 +104,7 @@ tables = st.integers(2, 40).flatmap(
 @given(vectors=tables, k=st.integers(1, 12))
 def test_properties_of_neighbor_search(vectors: np.ndarray, k: int) -> None:
     index = SimilarityIndex(EmbeddingTable([f"t{i}" for i in range(len(vectors))], vectors))
-    indexed = index.store.positions >= 0
+    indexed = index.store.norms64 > 0
     queries = [NeighborQuery(vectors[r], k) for r in range(len(vectors)) if indexed[r]]
     batched = index.neighbors(queries)
     for query, result in zip(queries, batched, strict=True):
@@ -152,3 +152,38 @@ def test_analogies_sharing_terms_equal_each_alone(minilm: EmbeddingTable) -> Non
         [alone] = index.analogies([query])
         np.testing.assert_array_equal(together.ids, alone.ids)
         np.testing.assert_array_equal(together.scores, alone.scores)
+
+
+def exact_top(table: EmbeddingTable, direction: np.ndarray, k: int, exclude: int) -> list[int]:
+    """The top k by float64 cosine over every row with a direction, ties by row."""
+    raw = table.vectors.astype(np.float64)
+    norms = np.sqrt(np.einsum("ij,ij->i", raw, raw))
+    scores = np.sum(raw * direction, axis=1) / np.where(norms > 0, norms, 1)
+    rows = [r for r in np.lexsort((np.arange(len(raw)), -scores)) if norms[r] > 0 and r != exclude]
+    return [int(r) for r in rows[:k]]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    exponents=arrays(np.int64, 60, elements=st.integers(-140, 120)),
+    seed=st.integers(0, 2**16),
+    k=st.integers(1, 15),
+)
+def test_rows_of_any_magnitude_are_ranked_exactly(exponents, seed, k) -> None:
+    # Scoring the raw rows divides by their norms: rows near float32's range (1e36) or of
+    # subnormal size (1e-42) must still rank exactly as float64 cosines rank them.
+    rng = np.random.default_rng(seed)
+    directions = rng.normal(size=(60, 5))
+    vectors = (directions * 2.0 ** exponents[:, None].astype(np.float64)).astype(np.float32)
+    table = EmbeddingTable([f"t{i}" for i in range(60)], vectors)
+    index = SimilarityIndex(table)
+    for row in rng.choice(np.flatnonzero(index.store.norms64 > 0), size=5):
+        direction = index.store.directions(np.array([row]))[0]
+        found = index.neighbors([NeighborQuery(vectors[row], k, frozenset({int(row)}))])[0]
+        assert found.ids.tolist() == exact_top(table, direction, k, int(row))
+
+
+def test_the_exact_path_holds_one_copy_of_the_rows(minilm: EmbeddingTable) -> None:
+    index = SimilarityIndex(minilm)
+    assert index.kernel.nbytes < 0.01 * minilm.vectors.nbytes  # a scale per row, no copy
+    assert index.nbytes < 1.1 * minilm.vectors.nbytes

@@ -17,6 +17,20 @@ from service.engine.table import EmbeddingTable
 
 Loader = Callable[[Path, LoadOptions], EmbeddingTable]
 
+
+def load_prepared(path: Path, options: LoadOptions) -> EmbeddingTable:
+    """A prepared folder (service/engine/prepared.py), memory-mapped."""
+    from service.engine.prepared import open_prepared  # prepared.py imports the loaders
+
+    if not path.exists():
+        raise TableLoadError(path, "no such file or directory")
+    if not path.is_dir():
+        raise TableLoadError(path, "is a file, not a prepared table's folder")
+    if options.limit is not None:
+        raise TableLoadError(path, "limit does not apply to a prepared table: prepare it again")
+    return open_prepared(path)
+
+
 # word2vec text, fastText and GloVe differ only in the header, which load_text sniffs itself;
 # the three names stay so that configurations can say what their file is.
 LOADERS: dict[str, Loader] = {
@@ -27,6 +41,7 @@ LOADERS: dict[str, Loader] = {
     "projector": load_projector,
     "npy": load_npy,
     "huggingface": load_huggingface,
+    "prepared": load_prepared,
 }
 FORMATS = tuple(LOADERS)
 # The formats read front to back, so a .gz or .bz2 file is decompressed while it is read.
@@ -42,14 +57,15 @@ _SUFFIX_FORMATS = {
 
 
 def detect_format(path: Path) -> str:
-    """The format of `path` from its extension (sniffing `.txt`); a directory is huggingface.
+    """The format of `path` from its extension (sniffing `.txt`); a directory is a prepared
+    table when it has a manifest, else huggingface.
 
     A compression suffix is looked through: `vectors.bin.gz` is word2vec-binary.
     """
     path = Path(path)
     suffix = format_suffix(path)
     if path.is_dir():
-        return "huggingface"
+        return "prepared" if (path / "table.json").is_file() else "huggingface"
     if suffix in _SUFFIX_FORMATS:
         return _SUFFIX_FORMATS[suffix]
     if suffix == ".txt":

@@ -46,6 +46,7 @@ FILE_NAMES = {
     "projector": "t.bytes",
     "npy": "t.npy",
     "huggingface": "t.safetensors",
+    "prepared": "t.prepared",  # a folder
 }
 
 
@@ -67,7 +68,10 @@ def test_missing_file(tmp_path: Path, format: str) -> None:
 def test_empty_file(tmp_path: Path, format: str) -> None:
     path = tmp_path / FILE_NAMES[format]
     path.write_bytes(b"")
-    with load_error(path, "file is empty"):
+    problem = (
+        "is a file, not a prepared table's folder" if format == "prepared" else "file is empty"
+    )
+    with load_error(path, problem):
         LOADERS[format](path, LoadOptions())
 
 

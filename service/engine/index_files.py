@@ -1,0 +1,108 @@
+"""An approximate index on disk: the FAISS file and a JSON sidecar that ties it to its table.
+
+    hnsw.faiss    faiss.write_index's file (read back memory-mapped)
+    hnsw.json     format, version, the table's fingerprint (prepared.fingerprint), shape, kind
+                  and parameters, build time, and the held-out recall queries with their exact
+                  answers, so a load measures recall without an exhaustive pass
+
+A FAISS file without a sidecar is accepted when its rows, width and metric match the table
+(recall is then measured from scratch); with one, it must name this table's fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from service.engine.approximate import (
+    ApproximateIndex,
+    IndexParameters,
+    read_index,
+    write_index,
+)
+from service.engine.errors import TableLoadError
+from service.engine.loaders.files import require_file
+from service.engine.recall import Recall, Truth
+
+FORMAT = "embedding-service-index"
+VERSION = 1
+
+
+def sidecar_of(path: Path) -> Path:
+    """Where an index file's sidecar lives: the same name with .json."""
+    return path.with_suffix(".json")
+
+
+def save_index(
+    path: Path,
+    approximate: ApproximateIndex,
+    fingerprint: str,
+    truth: Truth,
+    recall: Recall,
+) -> None:
+    """Write the index and its sidecar (each under a temporary name, then renamed)."""
+    facts = {
+        "format": FORMAT,
+        "version": VERSION,
+        "fingerprint": fingerprint,
+        "rows": int(approximate.index.ntotal),
+        "width": int(approximate.index.d),
+        "parameters": approximate.parameters.described(),
+        "build_seconds": round(approximate.build_seconds, 3),
+        "recall_at_10": recall.at_k,
+        "truth_rows": truth.rows.tolist(),
+        "truth": truth.neighbors.tolist(),
+    }
+    staging = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write_index(approximate, staging)
+        os.replace(staging, path)
+        sidecar = sidecar_of(path)
+        sidecar_staging = sidecar.with_name(f".{sidecar.name}.tmp-{os.getpid()}")
+        sidecar_staging.write_text(json.dumps(facts), encoding="utf-8")
+        os.replace(sidecar_staging, sidecar)
+    except (OSError, RuntimeError) as error:
+        staging.unlink(missing_ok=True)
+        raise TableLoadError(path, f"cannot write the index ({error})") from None
+
+
+def load_index(
+    path: Path, parameters: IndexParameters, fingerprint: str, rows: int, width: int
+) -> tuple[ApproximateIndex, Truth | None]:
+    """A saved index and its recall truth; TableLoadError naming the file when it does not
+    belong to this table."""
+    require_file(path)
+    facts = _read_sidecar(sidecar_of(path))
+    if facts is not None and facts.get("fingerprint") != fingerprint:
+        raise TableLoadError(
+            path,
+            f"built for another table (fingerprint {facts.get('fingerprint')}, this table's "
+            f"is {fingerprint}): build it again",
+        )
+    approximate = read_index(path, parameters, rows, width)
+    if facts is None:
+        return approximate, None
+    approximate.build_seconds = float(facts.get("build_seconds", 0.0))
+    truth = Truth(
+        np.asarray(facts["truth_rows"], dtype=np.int64),
+        np.asarray(facts["truth"], dtype=np.int64).reshape(len(facts["truth_rows"]), -1),
+    )
+    return approximate, truth
+
+
+def _read_sidecar(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        facts = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise TableLoadError(path, "not an index sidecar: invalid JSON") from None
+    if not isinstance(facts, dict) or facts.get("format") != FORMAT:
+        raise TableLoadError(path, f"not an index sidecar (no format {FORMAT!r})")
+    if facts.get("version") != VERSION or "truth_rows" not in facts or "truth" not in facts:
+        raise TableLoadError(path, f"index sidecar version {facts.get('version')} unknown")
+    return facts

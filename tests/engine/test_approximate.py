@@ -1,0 +1,155 @@
+"""Approximate indexes (real FAISS): candidates rescored exactly, exclusions and restrict kept,
+recall measured, a saved index checked against its table."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pytest
+
+from service.engine.approximate import IndexParameters, check_options
+from service.engine.errors import InvalidQuery, LimitExceeded, TableLoadError
+from service.engine.index import SimilarityIndex
+from service.engine.index_files import load_index, save_index
+from service.engine.indexing import Indexing
+from service.engine.prepared import fingerprint
+from service.engine.queries import AnalogyQuery, NeighborQuery, SearchOptions, Term
+from service.engine.table import EmbeddingTable
+
+ROWS, WIDTH = 6000, 24
+EXACT = SearchOptions(exact=True)
+
+
+def clustered(rows: int = ROWS, seed: int = 0) -> EmbeddingTable:
+    """Rows around 60 centres (structure an index can find), one zero row."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(60, WIDTH))
+    vectors = centres[rng.integers(0, 60, rows)] + 0.4 * rng.normal(size=(rows, WIDTH))
+    vectors[7] = 0
+    return EmbeddingTable([f"w{i}" for i in range(rows)], vectors.astype(np.float32))
+
+
+@pytest.fixture(scope="module", params=["hnsw", "ivf", "ivfpq"])
+def indexed(request: pytest.FixtureRequest) -> Indexing:
+    table = clustered()
+    parameters = IndexParameters(kind=request.param, pq_m=8).resolved(ROWS, WIDTH, "test")
+    parameters = replace(parameters, nprobe=parameters.nlist // 2)
+    indexing = Indexing(SimilarityIndex(table), parameters)
+    indexing.build()
+    return indexing
+
+
+def row_query(index: SimilarityIndex, row: int, k: int, **options: object) -> NeighborQuery:
+    direction = index.store.directions(np.array([row]))[0]
+    return NeighborQuery(direction, k, frozenset({row}), **options)  # type: ignore[arg-type]
+
+
+def test_recall_is_measured_against_the_exact_path(indexed: Indexing) -> None:
+    facts = indexed.facts()
+    assert facts["state"] == "ready" and facts["recall_queries"] == 200
+    assert facts["recall_at_10"] >= 0.9
+    assert facts["bytes"] > 0 and indexed.index.approximate is not None
+
+
+def test_every_reported_score_is_the_exact_cosine(indexed: Indexing) -> None:
+    index = indexed.index
+    queries = [row_query(index, row, 10) for row in range(100, 160)]
+    approximate = index.neighbors(queries)
+    exact = index.neighbors([replace(q, options=EXACT) for q in queries])
+    matched = 0
+    for found, truth in zip(approximate, exact, strict=True):
+        assert (np.diff(found.scores) <= 0).all() and len(found.ids) == 10
+        common = np.intersect1d(found.ids, truth.ids)
+        truth_scores = dict(zip(truth.ids.tolist(), truth.scores.tolist(), strict=True))
+        assert all(found.scores[found.ids == row][0] == truth_scores[row] for row in common)
+        matched += common.size
+    assert matched >= 0.9 * 10 * len(queries)
+
+
+def test_exclusions_zero_rows_and_restrict_keep_their_meaning(indexed: Indexing) -> None:
+    index = indexed.index
+    plain = index.neighbors([row_query(index, 300, 10)])[0].ids
+    excluded = frozenset(plain[:5].tolist()) | {300}
+    query = replace(row_query(index, 300, 10), exclude=excluded)
+    found = index.neighbors([query])[0].ids
+    assert len(found) == 10 and not set(found.tolist()) & excluded
+    assert 7 not in index.neighbors([row_query(index, 300, ROWS - 2, options=EXACT)])[0].ids
+    restricted = index.neighbors([replace(row_query(index, 300, 10), restrict=2000)])[0].ids
+    assert (restricted < 2000).all()
+
+
+def test_exact_true_is_the_exhaustive_answer(indexed: Indexing) -> None:
+    index = indexed.index
+    query = row_query(index, 42, 10, options=EXACT)
+    exhaustive = SimilarityIndex(index.table).neighbors([replace(query, options=SearchOptions())])
+    np.testing.assert_array_equal(index.neighbors([query])[0].ids, exhaustive[0].ids)
+
+
+def test_analogies_search_the_index_unless_told_otherwise(indexed: Indexing) -> None:
+    index = indexed.index
+    terms = {"positive": (Term(row=10), Term(row=20)), "negative": (Term(row=30),), "k": 5}
+    approximate = index.analogies([AnalogyQuery(**terms)])[0]  # type: ignore[arg-type]
+    exact = index.analogies([AnalogyQuery(**terms, options=EXACT)])[0]  # type: ignore[arg-type]
+    assert len(np.intersect1d(approximate.ids, exact.ids)) >= 3
+    assert not {10, 20, 30} & set(approximate.ids.tolist())
+
+
+def test_per_query_options_are_checked_against_the_index() -> None:
+    hnsw = IndexParameters(kind="hnsw", max_ef_search=200)
+    check_options(hnsw, SearchOptions(ef_search=200))
+    with pytest.raises(LimitExceeded, match="ef_search is 201, above the limit of 200"):
+        check_options(hnsw, SearchOptions(ef_search=201))
+    with pytest.raises(InvalidQuery, match="nprobe applies to an ivf"):
+        check_options(hnsw, SearchOptions(nprobe=4))
+    ivf = IndexParameters(kind="ivf", nlist=64, nprobe=4, max_nprobe=32)
+    with pytest.raises(LimitExceeded, match="nprobe is 33"):
+        check_options(ivf, SearchOptions(nprobe=33))
+    with pytest.raises(InvalidQuery, match="ef_search applies to an hnsw"):
+        check_options(IndexParameters(), SearchOptions(ef_search=8))
+
+
+@pytest.mark.parametrize(
+    ("parameters", "problem"),
+    [
+        (IndexParameters(kind="ivf", nlist=ROWS + 1), "nlist 6001 must be in [1, rows = 6000]"),
+        (IndexParameters(kind="hnsw", ef_search=2000), "ef_search 2000 must be in [1, 1024]"),
+        (IndexParameters(kind="ivfpq", pq_m=5), "pq_m 5 must divide the width 24"),
+    ],
+)
+def test_parameters_that_cannot_work_name_the_table(parameters, problem) -> None:
+    with pytest.raises(TableLoadError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        parameters.resolved(ROWS, WIDTH, "/data/table.bin")
+
+
+def test_a_saved_index_belongs_to_its_table(indexed: Indexing, tmp_path: Path) -> None:
+    table, approximate = indexed.index.table, indexed.approximate
+    assert approximate is not None and indexed.truth is not None and indexed.recall is not None
+    path = tmp_path / "saved.faiss"
+    save_index(path, approximate, fingerprint(table), indexed.truth, indexed.recall)
+    loaded, truth = load_index(path, indexed.parameters, fingerprint(table), ROWS, WIDTH)
+    assert truth is not None and loaded.kind == indexed.parameters.kind
+    again = Indexing(SimilarityIndex(table), indexed.parameters)
+    again.attach(loaded, truth, str(path))
+    assert again.measure().at_k == indexed.recall.at_k  # the same answers from the mapped file
+    other = clustered(seed=1)
+    with pytest.raises(TableLoadError, match="built for another table"):
+        load_index(path, indexed.parameters, fingerprint(other), ROWS, WIDTH)
+    path.with_suffix(".json").unlink()  # a bare FAISS file: shape and metric are still checked
+    with pytest.raises(TableLoadError, match="it holds 6000 rows, the table 5999"):
+        load_index(path, indexed.parameters, fingerprint(other), ROWS - 1, WIDTH)
+    with pytest.raises(TableLoadError, match="its width is 24, the table's 25"):
+        load_index(path, indexed.parameters, "x", ROWS, WIDTH + 1)
+
+
+def test_an_index_of_another_metric_or_a_broken_file_is_refused(tmp_path: Path) -> None:
+    l2 = faiss.IndexHNSWFlat(WIDTH, 8)
+    l2.add(np.zeros((ROWS, WIDTH), np.float32))
+    faiss.write_index(l2, str(tmp_path / "l2.faiss"))
+    with pytest.raises(TableLoadError, match="its metric is not inner product"):
+        load_index(tmp_path / "l2.faiss", IndexParameters(), "x", ROWS, WIDTH)
+    (tmp_path / "junk.faiss").write_bytes(b"not an index")
+    with pytest.raises(TableLoadError, match="not a FAISS index file"):
+        load_index(tmp_path / "junk.faiss", IndexParameters(), "x", ROWS, WIDTH)

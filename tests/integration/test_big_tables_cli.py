@@ -1,0 +1,120 @@
+"""Big tables through the real CLI: prepare, index build, serving from the prepared form,
+readiness while loading, several workers on one port, and bad input at start."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.big_tables_http import child_pids
+from loadtests.server import free_port, start_server
+from tests.integration.test_cli import call, run_cli
+from tests.test_starting import probe
+
+pytestmark = pytest.mark.slow
+ROWS, WIDTH = 20_000, 32
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clustered table as word2vec binary."""
+    from benchmarks.synthetic_table import write_table
+
+    path = tmp_path_factory.mktemp("big") / "big.bin"
+    write_table(path, ROWS, WIDTH, seed=3)
+    return path
+
+
+@pytest.fixture(scope="module")
+def prepared(source: Path) -> Path:
+    out = source.with_name("big-prepared")
+    result = run_cli("prepare", str(source), str(out), "--index", "hnsw", timeout=300)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["rows"] == ROWS and summary["index"]["recall_at_10"] >= 0.9
+    assert "building hnsw" in result.stderr and "ETA" in result.stderr
+    return out
+
+
+def test_index_build_writes_an_index_with_its_recall(prepared: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ivf.faiss"
+    result = run_cli("index", "build", str(prepared), "--out", str(out), "--index", "ivf")
+    assert result.returncode == 0, result.stderr
+    facts = json.loads(result.stdout)
+    assert facts["kind"] == "ivf" and facts["parameters"]["nlist"] == 128
+    assert facts["recall_at_10"] > 0.5 and out.exists() and out.with_suffix(".json").exists()
+    assert "building ivf [" in result.stderr
+
+
+def test_serves_the_prepared_form_with_its_index_and_workers(prepared: Path) -> None:
+    process, base = start_server({}, "--table", f"big={prepared}", "--workers", "2")
+    try:
+        status, info = call(f"{base}/v1/tables/big")
+        assert status == 200 and info["index"]["kind"] == "hnsw"
+        assert info["source"] == str(prepared)
+        status, answer = call(f"{base}/v1/tables/big/neighbors", {"token": "w00007_c0", "k": 3})
+        assert status == 200 and len(answer["neighbors"]) == 3
+        workers = child_pids(process.pid)
+        assert len(workers) == 2
+        process.send_signal(signal.SIGHUP)  # every worker reloads; the server keeps serving
+        time.sleep(1)
+        assert call(f"{base}/readyz")[0] == 200
+        assert set(child_pids(process.pid)) == set(workers)
+    finally:
+        process.terminate()
+        code = process.wait(timeout=60)
+    assert code == 0
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
+
+
+def test_a_corrupt_prepared_table_stops_start_up_with_one_line(
+    prepared: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    subprocess.run(["cp", "-r", str(prepared), str(broken)], check=True)
+    tokens = broken / "tokens.bin"
+    tokens.write_bytes(tokens.read_bytes()[:-1] + b"x")
+    for workers in ("1", "2"):
+        result = run_cli("serve", "--port", str(free_port()), "--table", f"big={broken}",
+                         "--workers", workers)  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and str(tokens) in lines[0] and "checksum" in lines[0], lines
+
+
+def test_parameters_out_of_range_stop_start_up(prepared: Path) -> None:
+    result = run_cli("serve", "--port", str(free_port()), "--table",
+                     f"big={prepared},index=ivf,nlist={ROWS + 1}")  # fmt: skip
+    assert result.returncode == 2
+    assert f"nlist {ROWS + 1} must be in [1, rows = {ROWS}]" in result.stderr
+    result = run_cli("serve", "--port", str(free_port()), "--table", f"big={prepared},ef_search=0")
+    assert result.returncode == 2 and "ef_search" in result.stderr
+
+
+def test_readiness_is_503_until_a_slow_table_is_loaded(source: Path) -> None:
+    # Reading the binary and writing the cache takes long enough to be seen loading.
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--port", str(port),
+         "--table", f"big={source}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    seen: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not seen or seen[-1] != 200):
+            try:
+                seen.append(int(probe(port, "/readyz").split()[1]))
+            except OSError:
+                time.sleep(0.02)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    assert seen and seen[-1] == 200 and set(seen) <= {503, 200}, seen
+    assert 503 in seen, "the load was too quick to be seen"
