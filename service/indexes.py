@@ -44,6 +44,7 @@ def attach_for(spec: TableSpec) -> Callable[[SimilarityIndex], Indexing]:
         where = spec.index_path or spec.path or spec.checkpoints
         parameters = spec.index_parameters(kind).resolved(table.rows, table.width, where)
         indexing = Indexing(index, parameters)
+        indexing.on_ready = lambda ready: metrics.record_index(spec.name, ready)
         if saved is not None and (kind in APPROXIMATE or spec.index is None):
             approximate, truth = load_index(
                 saved, parameters, fingerprint(table), table.rows, table.width

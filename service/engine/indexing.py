@@ -48,6 +48,9 @@ class Indexing:
         self.truth: Truth | None = None
         self.source: str | None = None
         self.error: str | None = None
+        # Called with the measured recall in place, before the state says "ready": whoever
+        # sees "ready" then finds what on_ready published (the service's gauges).
+        self.on_ready: Callable[[Indexing], None] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -71,7 +74,11 @@ class Indexing:
             self.truth = exact_truth(self.index, held_out_rows(self.index.store))
         recall = measure_recall(self.index, approximate, self.truth)
         with self._lock:
-            self.recall, self.state = recall, "ready"
+            self.recall = recall
+        if self.on_ready is not None:
+            self.on_ready(self)
+        with self._lock:
+            self.state = "ready"
         return recall
 
     def build(

@@ -42,6 +42,20 @@ def indexed(request: pytest.FixtureRequest) -> Indexing:
     return indexing
 
 
+def test_on_ready_sees_the_recall_before_the_state_says_ready() -> None:
+    # The service publishes its gauges there: whoever sees "ready" must find them set.
+    parameters = IndexParameters(kind="hnsw").resolved(2000, WIDTH, "test")
+    indexing = Indexing(SimilarityIndex(clustered(rows=2000)), parameters)
+    seen: list[tuple[str, float | None]] = []
+    indexing.on_ready = lambda ready: seen.append(
+        (ready.facts()["state"], ready.facts()["recall_at_10"])
+    )
+    indexing.build()
+    [(state, recall)] = seen
+    assert state == "measuring" and recall is not None
+    assert indexing.facts()["state"] == "ready"
+
+
 def row_query(index: SimilarityIndex, row: int, k: int, **options: object) -> NeighborQuery:
     direction = index.store.directions(np.array([row]))[0]
     return NeighborQuery(direction, k, frozenset({row}), **options)  # type: ignore[arg-type]
