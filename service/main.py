@@ -45,6 +45,15 @@ __all__ = ["create_app", "load_registry", "load_spec"]
 # Every table route can be refused before it runs; query routes also take a JSON body.
 TABLE_ERRORS = error_responses(401, 404, 422, 429, 503)
 QUERY_ERRORS = error_responses(400, 401, 404, 413, 415, 422, 429, 503)
+# The routers of POST /v1/tables/{table}/{operation}: JSON bodies, the query error set.
+QUERY_ROUTES = (
+    routes_search,
+    routes_vectors,
+    routes_projection,
+    routes_diagnostics,
+    routes_text,
+    routes_training,
+)
 
 
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> FastAPI:
@@ -96,14 +105,7 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     json_only: Any = [Depends(require_json)]
-    for module in (
-        routes_search,
-        routes_vectors,
-        routes_projection,
-        routes_diagnostics,
-        routes_text,
-        routes_training,
-    ):
+    for module in QUERY_ROUTES:
         app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
     if keys.admin:
         app.include_router(routes_admin.router)
@@ -116,19 +118,7 @@ def route_templates(app: FastAPI) -> list[str]:
     lazily, so at this point app.routes may hold only the documentation routes.
     """
     templates = [getattr(route, "path", "") for route in app.routes]
-    modules = (
-        routes_ops,
-        routes_explorer,
-        routes_tables,
-        routes_search,
-        routes_vectors,
-        routes_projection,
-        routes_diagnostics,
-        routes_text,
-        routes_training,
-        routes_admin,
-    )
-    for module in modules:
+    for module in (routes_ops, routes_explorer, routes_tables, *QUERY_ROUTES, routes_admin):
         templates += [getattr(route, "path", "") for route in module.router.routes]
     return list(dict.fromkeys(t for t in templates if t))
 

@@ -8,19 +8,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api import (
-    direct,
-    operations,
-    routes_diagnostics,
-    routes_projection,
-    routes_search,
-    routes_text,
-    routes_training,
-    routes_vectors,
-)
+from service.api import direct, operations
 from service.config import Settings
 from service.engine.table import EmbeddingTable
-from service.main import create_app
+from service.main import QUERY_ROUTES, create_app
 
 
 @pytest.fixture(scope="module")
@@ -99,15 +90,7 @@ def counting(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[str]:
 
 def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, monkeypatch) -> None:
     by_direct = counting(monkeypatch, direct)
-    by_routes = counting(
-        monkeypatch,
-        routes_search,
-        routes_vectors,
-        routes_projection,
-        routes_diagnostics,
-        routes_text,
-        routes_training,
-    )
+    by_routes = counting(monkeypatch, *QUERY_ROUTES)
     requests = valid_requests(minilm)
     for path, body in requests:
         fast, slow = (c.post(f"/v1/tables/{path}", json=body) for c in (direct_client, routed))
