@@ -1,13 +1,13 @@
 """What filling fresh memory costs on this machine, and why: transparent huge pages.
 
     .venv/bin/python -m benchmarks.fresh_memory [--rows 1000000] [--width 300] [--rounds 2]
-        [--table /var/tmp/synthetic-1m-300.bin]
 
 Allocates and fills a rows x width float32 array three ways, alternating: numpy as it comes
 (numpy madvises large allocations MADV_HUGEPAGE, and with the kernel's THP defrag set to
 `madvise` a fault may compact memory first), numpy with that madvise switched off, and an
-anonymous mmap (4 KiB pages). With --table, `load_table` of that word2vec binary with numpy's
-huge-page madvise on and off. Prints the kernel's THP settings beside the figures.
+anonymous mmap (4 KiB pages). Prints the kernel's THP settings beside the figures. (An earlier
+--table option timed `load_table` with numpy's madvise on and off; the word2vec binary loader
+now fills its own map of 4 KiB pages, so `benchmarks.huge_pages` measures that choice.)
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from pathlib import Path
 
 import numpy as np
 from numpy._core import multiarray
-
-from service.engine.loaders import load_table
 
 
 def thp_setting(name: str) -> str:
@@ -49,12 +47,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--width", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--table", type=Path, default=None)
     args = parser.parse_args()
     gigabytes = args.rows * args.width * 4 / 1e9
     print(
         f"command: python -m benchmarks.fresh_memory --rows {args.rows} --width {args.width}"
-        f" --rounds {args.rounds}" + (f" --table {args.table}" if args.table else "")
+        f" --rounds {args.rounds}"
     )
     print(
         f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; THP enabled"
@@ -64,21 +61,6 @@ def main() -> None:
     for round_ in range(1, args.rounds + 1):
         figures = "  ".join(f"{way} {fill(way, args.rows, args.width):.2f} s" for way in ways)
         print(f"round {round_}, fill {gigabytes:.2f} GB: {figures}", flush=True)
-    if args.table is not None:
-        for round_ in range(1, args.rounds + 1):
-            for hugepage in (True, False):
-                multiarray._set_madvise_hugepage(hugepage)
-                started = time.perf_counter()
-                table = load_table(args.table)
-                elapsed = time.perf_counter() - started
-                label = "on" if hugepage else "off"
-                print(
-                    f"round {round_}: load_table with huge-page madvise {label}: {elapsed:.2f} s"
-                    f" ({table.rows:,} x {table.width})",
-                    flush=True,
-                )
-                del table
-                gc.collect()
     multiarray._set_madvise_hugepage(True)
 
 
