@@ -24,13 +24,14 @@ from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.loaders.text import parse_header
 from service.engine.loaders.tokens import DECODE_HINT, check_replaced
 from service.engine.table import EmbeddingTable
+from service.engine.vocabulary import Vocabulary, encode
 
 WINDOW_BYTES = 1 << 25
 # The header line is short; a wider row than this is a garbled header, not a table.
 _HEADER_BYTES = 64
 _MAX_WIDTH = 1 << 20
 _GATHER_ROWS = 2048
-_TOKEN_NEWLINES = re.compile(" \n+")
+_TOKEN_NEWLINES = re.compile(b" \n+")
 
 
 def load_word2vec_binary(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
@@ -84,7 +85,8 @@ class _Rows:
         self.wanted = min(self.promised, options.limit or self.promised)
         self.row_bytes = 4 * self.width
         self.offset = len(header)
-        self.tokens: list[str] = []
+        # Each token's UTF-8 bytes: the Vocabulary is built from them, with no str per row.
+        self.tokens: list[bytes] = []
         self.changed: list[int] = []
         self.vectors = self._allocate(size)
         self._split = re.compile(b" .{%d}" % self.row_bytes, re.DOTALL).split
@@ -143,15 +145,15 @@ class _Rows:
     def _add_tokens(self, pieces: list[bytes], starts: np.ndarray) -> None:
         joined = b" ".join(pieces)  # a token never holds a space: the join splits back exactly
         try:
-            text = joined.decode("utf-8")
+            joined.decode("utf-8")  # only checked: the tokens stay bytes
         except UnicodeDecodeError as error:
             if self.errors == "strict":
                 raise self._undecodable(pieces, starts, error.start) from None
             self._add_one_by_one(pieces)
             return
-        if "\n" in text:  # the C tool's row separators, dropped as gensim drops them
-            text = _drop_leading_newlines(text)
-        self.tokens.extend(text.split(" "))
+        if b"\n" in joined:  # the C tool's row separators, dropped as gensim drops them
+            joined = _drop_leading_newlines(joined)
+        self.tokens.extend(joined.split(b" "))
 
     def _add_one_by_one(self, pieces: list[bytes]) -> None:
         # gensim decodes each token with unicode_errors and then strips its leading newlines.
@@ -161,7 +163,7 @@ class _Rows:
             except UnicodeDecodeError:
                 token = piece.decode("utf-8", self.errors)
                 self.changed.append(len(self.tokens))
-            self.tokens.append(token.lstrip("\n"))
+            self.tokens.append(encode(token.lstrip("\n")))
 
     def _undecodable(self, pieces: list[bytes], starts: np.ndarray, at: int) -> TableLoadError:
         joined_starts = np.cumsum([0] + [len(piece) + 1 for piece in pieces[:-1]])
@@ -178,8 +180,9 @@ class _Rows:
             raise TableLoadError(
                 self.path, f"truncated: header says {self.promised} rows, found {len(self.tokens)}"
             )
-        check_replaced(self.tokens, self.changed, self.errors, self.path, lambda row: f"row {row}")
-        return EmbeddingTable(self.tokens, self.vectors, source=str(self.path))
+        vocabulary = Vocabulary.of_bytes(self.tokens)
+        check_replaced(vocabulary, self.changed, self.errors, self.path, lambda row: f"row {row}")
+        return EmbeddingTable(vocabulary, self.vectors, source=str(self.path))
 
 
 def blank_rows(rows: int, width: int, populate: bool) -> np.ndarray:
@@ -199,11 +202,12 @@ def blank_rows(rows: int, width: int, populate: bool) -> np.ndarray:
     return np.frombuffer(memory, dtype="<f4").reshape(rows, width)
 
 
-def _drop_leading_newlines(text: str) -> str:
-    # One newline per row is the C tool's layout: str.replace is several times faster than
-    # the regular expression, which only the rare run of newlines needs.
-    spaced = (" " + text).replace(" \n", " ")
-    return (_TOKEN_NEWLINES.sub(" ", spaced) if " \n" in spaced else spaced)[1:]
+def _drop_leading_newlines(joined: bytes) -> bytes:
+    # One newline per row is the C tool's layout: bytes.replace is several times faster than
+    # the regular expression, which only the rare run of newlines needs. ("\n" is one byte in
+    # UTF-8 and never part of another character, so this is gensim's str.lstrip("\n").)
+    spaced = (b" " + joined).replace(b" \n", b" ")
+    return (_TOKEN_NEWLINES.sub(b" ", spaced) if b" \n" in spaced else spaced)[1:]
 
 
 def _parse_header(line: bytes, path: Path) -> tuple[int, int]:
