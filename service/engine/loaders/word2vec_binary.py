@@ -197,6 +197,8 @@ def blank_rows(rows: int, width: int, populate: bool) -> np.ndarray:
     rows was no slower on 4 KiB pages (`python -m benchmarks.huge_pages`). A private
     anonymous map is unmapped when the array goes.
     """
+    if rows == 0:  # a file with room for no row (an empty map is an error)
+        return np.empty((0, width), dtype="<f4")
     flags = mmap.MAP_PRIVATE | (mmap.MAP_POPULATE if populate else 0)
     memory = mmap.mmap(-1, rows * width * 4, flags=flags)
     return np.frombuffer(memory, dtype="<f4").reshape(rows, width)

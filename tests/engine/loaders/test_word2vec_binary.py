@@ -63,6 +63,14 @@ def test_truncated_binary_mid_row(tmp_path: Path, vectors: np.ndarray) -> None:
         load_word2vec_binary(path)
 
 
+@pytest.mark.parametrize("rest", [b"", b"the \x00\x00"])
+def test_a_file_with_no_whole_row_is_truncated(tmp_path: Path, rest: bytes) -> None:
+    path = tmp_path / "short.bin"
+    path.write_bytes(b"5 3\n" + rest)  # room for no row: the table is empty, not too large
+    with load_error(path, "truncated: header says 5 rows, found 0"):
+        load_word2vec_binary(path)
+
+
 @pytest.mark.parametrize("header", [b"", b"7\n", b"seven 5\n", b"7 5 3\n", b"7 5"])
 def test_binary_bad_header(tmp_path: Path, header: bytes) -> None:
     path = tmp_path / "bad.bin"
