@@ -11,10 +11,11 @@ decompressed window by window; either way memory is the table plus one window.
 
 from __future__ import annotations
 
+import io
 import mmap
 import re
 from pathlib import Path
-from typing import BinaryIO
+from typing import cast
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def load_word2vec_binary(path: str | Path, options: LoadOptions = DEFAULTS) -> E
             rows = _mapped_rows(data, path, options)
     else:
         with open_file(path) as stream:
-            rows = _streamed_rows(stream, path, options)
+            rows = _streamed_rows(cast(io.BufferedIOBase, stream), path, options)
     return rows.table()
 
 
@@ -61,17 +62,23 @@ def _mapped_rows(data: mmap.mmap, path: Path, options: LoadOptions) -> _Rows:
     return rows
 
 
-def _streamed_rows(stream: BinaryIO, path: Path, options: LoadOptions) -> _Rows:
+def _streamed_rows(stream: io.BufferedIOBase, path: Path, options: LoadOptions) -> _Rows:
     rows = _Rows(path, options, stream.readline(_HEADER_BYTES), None)
-    pending = bytearray()
+    # One buffer, refilled in place: a fresh 32 MiB per window costs its page faults every time.
+    buffer = bytearray(WINDOW_BYTES)
+    filled = 0
     while not rows.done:
-        chunk = stream.read(WINDOW_BYTES)
-        if not chunk:
+        if filled == len(buffer):
+            buffer.extend(bytes(len(buffer)))  # a row longer than the window: rare, but allowed
+        with memoryview(buffer) as view:
+            read = stream.readinto(view[filled:])
+        if not read:
             break
-        pending += chunk
-        with memoryview(pending) as view:
-            used = rows.parse(view)
-        del pending[:used]
+        filled += read
+        with memoryview(buffer) as view:
+            used = rows.parse(view[:filled])
+        buffer[: filled - used] = buffer[used:filled]  # the start of the next row
+        filled -= used
     return rows
 
 
