@@ -20,9 +20,9 @@ from typing import Any, TextIO
 from service.config import TableSpec
 from service.engine.approximate import APPROXIMATE, ApproximateIndex
 from service.engine.index import SimilarityIndex
-from service.engine.index_files import save_index
+from service.engine.index_files import check_index_target, save_index
 from service.engine.indexing import Indexing
-from service.engine.prepared import fingerprint, write_prepared
+from service.engine.prepared import check_prepared_target, fingerprint, write_prepared
 from service.engine.table import EmbeddingTable
 from service.indexes import PREPARED_INDEX
 from service.loading import read_source, read_spec
@@ -49,6 +49,7 @@ def with_index_options(spec: TableSpec, args: argparse.Namespace) -> TableSpec:
 def prepare(args: argparse.Namespace, spec: TableSpec) -> int:
     """Write a table's prepared folder (and its index, with --index)."""
     spec = with_index_options(spec, args)
+    check_prepared_target(args.out)  # before the read: a refusal costs nothing
     started = time.perf_counter()
     table = read_source(spec)
     say(f"read {table.rows:,} x {table.width} in {time.perf_counter() - started:.1f} s")
@@ -69,6 +70,7 @@ def prepare(args: argparse.Namespace, spec: TableSpec) -> int:
 def build_index_command(args: argparse.Namespace, spec: TableSpec) -> int:
     """Build an approximate index of a table and save it with its sidecar."""
     spec = with_index_options(spec, args)
+    check_index_target(args.out)  # before the read and the build
     table = read_spec(spec)
     print(json.dumps(build(table, spec, args.out, args.threads), indent=2))
     return 0

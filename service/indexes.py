@@ -23,12 +23,12 @@ from service.engine.errors import EngineError, TableLoadError
 from service.engine.index import SimilarityIndex
 from service.engine.index_files import load_index, save_index, sidecar_of
 from service.engine.indexing import Indexing
+from service.engine.prepared import INDEX as PREPARED_INDEX
 from service.engine.prepared import fingerprint, is_prepared
 from service.engine.registry import ServedTable
 from service.runtime import limit_openmp
 
 LOGGER = logging.getLogger("service.indexes")
-PREPARED_INDEX = "index.faiss"
 
 
 def attach_for(spec: TableSpec) -> Callable[[SimilarityIndex], Indexing]:

@@ -27,6 +27,7 @@ from service.engine.approximate import (
 from service.engine.errors import TableLoadError
 from service.engine.loaders.files import require_file
 from service.engine.recall import Recall, Truth
+from service.engine.replacing import check_file_target, staging_file
 
 FORMAT = "embedding-service-index"
 VERSION = 1
@@ -57,17 +58,39 @@ def save_index(
         "truth_rows": truth.rows.tolist(),
         "truth": truth.neighbors.tolist(),
     }
-    staging = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    check_index_target(path)
+    staging = sidecar_staging = None
     try:
+        staging = staging_file(path)
         write_index(approximate, staging)
-        os.replace(staging, path)
         sidecar = sidecar_of(path)
-        sidecar_staging = sidecar.with_name(f".{sidecar.name}.tmp-{os.getpid()}")
+        sidecar_staging = staging_file(sidecar)
         sidecar_staging.write_text(json.dumps(facts), encoding="utf-8")
+        check_index_target(path)  # again: writing a big index takes a while
+        os.replace(staging, path)
         os.replace(sidecar_staging, sidecar)
     except (OSError, RuntimeError) as error:
-        staging.unlink(missing_ok=True)
+        for written in (staging, sidecar_staging):
+            if written is not None:
+                written.unlink(missing_ok=True)
         raise TableLoadError(path, f"cannot write the index ({error})") from None
+
+
+def check_index_target(path: Path) -> None:
+    """RefusedOverwrite unless `path` and its sidecar are new or an index this service wrote
+    (checked before a build, so a refusal costs no build time)."""
+    sidecar = sidecar_of(path)
+    if path.suffix == ".json":
+        raise TableLoadError(path, "an index file cannot end in .json: that is its sidecar's name")
+    check_file_target(sidecar, "an index sidecar", _is_sidecar)
+    check_file_target(path, "an index file", lambda _: _is_sidecar(sidecar))
+
+
+def _is_sidecar(path: Path) -> bool:
+    try:
+        return _read_sidecar(path) is not None
+    except TableLoadError:
+        return False
 
 
 def load_index(

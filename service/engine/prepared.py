@@ -25,8 +25,6 @@ so a reader never sees half of one.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,12 @@ import numpy as np
 
 from service.engine.errors import TableLoadError
 from service.engine.loaders.files import require_file
+from service.engine.replacing import (
+    check_folder_target,
+    remove_staging,
+    staging_folder,
+    swap_in,
+)
 from service.engine.stored import (
     MetadataValue,
     NumberColumn,
@@ -53,6 +57,10 @@ FORMAT = "embedding-service-prepared"
 VERSION = 1
 MANIFEST = "table.json"
 TOKENIZER = "tokenizer.json"
+# The approximate index a prepared folder may hold, and its sidecar (index_files.py).
+INDEX = "index.faiss"
+INDEX_SIDECAR = "index.json"
+WHAT = "a prepared table folder"
 
 
 def is_prepared(path: Path) -> bool:
@@ -69,20 +77,42 @@ def fingerprint(table: EmbeddingTable) -> str:
 
 
 def write_prepared(table: EmbeddingTable, out: Path, facts: dict[str, Any] | None = None) -> Path:
-    """Write `table` as a prepared folder at `out` (replacing one that is there)."""
+    """Write `table` as a prepared folder at `out`: a new path, an empty directory, or a
+    prepared folder (replaced in one step); anything else is refused (RefusedOverwrite)."""
     out = Path(out)
-    staging = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(staging, ignore_errors=True)
+    check_prepared_target(out)
+    staging = None
     try:
-        staging.mkdir(parents=True)
+        staging = staging_folder(out)
         manifest = _write_files(table, staging)
         manifest.update(facts or {})
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        _replace(staging, out)
+        check_prepared_target(out)  # again: the writing took a while
+        swap_in(staging, out, owned_files(out) or ())
     except OSError as error:
-        shutil.rmtree(staging, ignore_errors=True)
+        if staging is not None:
+            remove_staging(staging)
         raise TableLoadError(out, f"cannot write the prepared table ({error.strerror})") from None
     return out
+
+
+def check_prepared_target(out: Path) -> None:
+    """RefusedOverwrite unless `out` may be written as a prepared folder (before any work)."""
+    check_folder_target(Path(out), WHAT, owned_files)
+
+
+def owned_files(folder: Path) -> set[str] | None:
+    """The files of a prepared folder the service wrote (None when `folder` is not one)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        if manifest.get("format") != FORMAT:
+            return None
+        entries = [manifest["tokens"], *manifest["arrays"].values()]
+        for column in manifest["metadata"]:
+            entries += [column[key] for key in ("bytes", "offsets", "values") if key in column]
+        return {MANIFEST, TOKENIZER, INDEX, INDEX_SIDECAR, *(entry["file"] for entry in entries)}
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, KeyError, TypeError):
+        return None
 
 
 def _write_files(table: EmbeddingTable, folder: Path) -> dict[str, Any]:
@@ -130,15 +160,6 @@ def _save_column(
         }
     values = np.asarray(column, dtype=np.int64 if kind == "int64" else np.float64)
     return {"name": name, "kind": kind, "values": save_array(folder, stem, values)}
-
-
-def _replace(staging: Path, out: Path) -> None:
-    """Rename `staging` to `out`; an existing `out` is moved aside first, then removed."""
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    if out.exists():
-        out.rename(old)
-    staging.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
