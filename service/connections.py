@@ -39,7 +39,13 @@ from service import metrics
 from service.api.admission import BOUNDED_PREFIX
 from service.api.http_metrics import template_of
 from service.engine.errors import EngineError
-from service.errors import BodyTimeout, HeadersTooLarge, HeadTimeout
+from service.errors import (
+    BodyTimeout,
+    FramingTooLarge,
+    HeadersTooLarge,
+    HeadTimeout,
+    TrailersRefused,
+)
 from service.guards import ConnectionGuard, encoded
 
 __all__ = ["ConnectionGuard", "GuardedProtocol", "protocol_for"]
@@ -61,7 +67,15 @@ class GuardedProtocol(HttpToolsProtocol):
     deferred: Any = None  # a pipelined request held while the client does not read
     # When the head of a request whose body has not all arrived was complete.
     body_since: float | None = None
-    head_bytes = 0
+    # The request being read: its bytes that are not body (head, chunk-size lines, trailers),
+    # counted per read; its head counted exactly by the parser's callbacks; its body's size.
+    framing = 0
+    head_size = 0
+    body_size = 0
+    in_head = False  # between its first byte and the end of its head
+    trailers = False  # it sent header fields after its body
+    began_in_read = False
+    body_in_read = 0
     send_timer: asyncio.TimerHandle | None = None
     running: Any = None  # the request cycle being answered
     shed = False  # the request being answered was refused at the in-flight limit
@@ -82,26 +96,80 @@ class GuardedProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
-        """Count the head's bytes; 431 once a head grows past the limit."""
-        if self.waiting_since is not None:
-            self.head_bytes += len(data)
+        """Count the bytes that are not body; refuse a request whose head, chunk framing or
+        trailers outgrow their bounds (every request, pipelined ones included)."""
+        self.began_in_read = False
+        self.body_in_read = 0
         super().data_received(data)
-        too_large = self.head_bytes > self.guard.max_header_bytes
-        if self.waiting_since is not None and too_large and not self.transport.is_closing():
-            metrics.CONNECTIONS_CLOSED.labels("headers_too_large").inc()
-            self.refuse(HeadersTooLarge(self.guard.max_header_bytes))
+        if not self.began_in_read:
+            # A read in which a request began is counted by the parser's callbacks instead: its
+            # start may hold the end of the request before.
+            self.framing += len(data) - self.body_in_read
+        if not self.transport.is_closing():
+            error = self._framing_error()
+            if error is not None:
+                self._refuse_framing(error)
+
+    def on_message_begin(self) -> None:
+        """A request's first byte: its count of bytes that are not body starts from zero."""
+        super().on_message_begin()
+        self.began_in_read = True
+        self.in_head = True
+        self.framing = self.head_size = self.body_size = 0
+        self.trailers = False
+
+    def on_url(self, url: bytes) -> None:
+        """Part of the request line: counted against max_header_bytes."""
+        self.head_size += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """A header field, counted; one after the head is a trailer, which is refused."""
+        if not self.in_head:
+            self.trailers = True  # refused once the parser returns; never kept
+            return
+        self.head_size += len(name) + len(value) + 4
+        super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         """The head is in: its body, if any, now has body_timeout to arrive."""
         self.stop_waiting()
-        self.head_bytes = 0
+        self.in_head = False
         self.body_since = time.monotonic()
         super().on_headers_complete()
 
+    def on_body(self, body: bytes) -> None:
+        """Body bytes: bounded by max_body_bytes in the app, not counted as framing."""
+        self.body_in_read += len(body)
+        self.body_size += len(body)
+        super().on_body(body)
+
+    def _framing_error(self) -> EngineError | None:
+        """What is wrong with the bytes of the request being read, if anything."""
+        limit = self.guard.max_header_bytes
+        if self.trailers:
+            return TrailersRefused()
+        if self.in_head or self.body_since is None:
+            too_large = max(self.head_size, self.framing) > limit
+            return HeadersTooLarge(limit) if too_large else None
+        # Chunk-size lines and extensions may not outgrow the body (plus a head's worth).
+        return FramingTooLarge(limit) if self.framing > 2 * limit + self.body_size else None
+
+    def _refuse_framing(self, error: EngineError) -> None:
+        reason = "headers_too_large" if isinstance(error, HeadersTooLarge) else "bad_framing"
+        metrics.CONNECTIONS_CLOSED.labels(reason).inc()
+        answering = self.running
+        earlier = answering is not None and (self.in_head or answering is not self.cycle)
+        if earlier and not answering.response_complete:
+            self.abort()  # an earlier request's answer is on its way: no room for ours
+        else:
+            self.refuse(error)
+
     def on_message_complete(self) -> None:
-        """The request is in."""
+        """The request is in: bytes from here on are the next request's."""
         super().on_message_complete()
         self.body_since = None
+        self.framing = 0
 
     def on_response_complete(self) -> None:
         """Answered: wait for the next head (unless a pipelined request is next); after a
@@ -173,7 +241,7 @@ class GuardedProtocol(HttpToolsProtocol):
             return
         if self.waiting_since is not None and now - self.waiting_since > self.guard.header_timeout:
             metrics.CONNECTIONS_CLOSED.labels("header_timeout").inc()
-            if self.head_bytes:
+            if self.in_head:
                 self.refuse(HeadTimeout(self.guard.header_timeout))
             else:
                 self.transport.close()

@@ -48,6 +48,27 @@ class HeadersTooLarge(ServiceError):
         super().__init__(f"request headers are larger than the limit of {limit} bytes", limit=limit)
 
 
+class FramingTooLarge(ServiceError):
+    """A chunked body's size lines and extensions outgrow the body itself."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the chunked body's size lines and extensions are larger than the body plus "
+            f"{limit} bytes; the connection is closed",
+            limit=limit,
+        )
+
+
+class TrailersRefused(ServiceError):
+    """A chunked request sent header fields after its body (trailers)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "request trailers are not accepted: send every header field before the body; the "
+            "connection is closed"
+        )
+
+
 class HeadTimeout(ServiceError):
     """The request head did not arrive within the deadline."""
 

@@ -50,12 +50,14 @@ ERRORS = Counter(f"{PREFIX}_errors_total", "Error responses by error type.", ["t
 CONNECTIONS_CLOSED = Counter(
     f"{PREFIX}_connections_closed_total",
     "Connections the server closed to protect itself, by reason: headers_too_large, "
-    "header_timeout, body_timeout, connection_limit, send_timeout, stalled_limit.",
+    "bad_framing (chunk lines or trailers), header_timeout, body_timeout, connection_limit, "
+    "send_timeout, stalled_limit.",
     ["reason"],
 )
 # Every reason exported from the start (at 0), so a rate exists before the first closure.
 for _reason in (
     "headers_too_large",
+    "bad_framing",
     "header_timeout",
     "body_timeout",
     "connection_limit",

@@ -41,6 +41,8 @@ STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
     service_errors.BodyTimeout: 408,
     service_errors.HeadTimeout: 408,
     service_errors.HeadersTooLarge: 431,
+    service_errors.FramingTooLarge: 400,
+    service_errors.TrailersRefused: 400,
     service_errors.UnsupportedMediaType: 415,
     # 429, not 503: shedding load is the service working as designed, and callers retry it.
     service_errors.Overloaded: 429,

@@ -284,3 +284,33 @@ def test_clients_that_never_read_their_answers_are_cut_off() -> None:
         cut = closed_for(base, "stalled_limit") + closed_for(base, "send_timeout")
         assert cut >= 40
         assert call(f"{base}/healthz")[0] == 200
+
+
+def resident_bytes(server: str) -> float:
+    """The server's resident memory, from its own process metrics."""
+    prefix = "process_resident_memory_bytes "
+    return float(
+        next(x for x in _metrics(server).splitlines() if x.startswith(prefix))[len(prefix) :]
+    )
+
+
+def test_endless_trailers_without_a_key_cost_the_server_no_memory(server: str) -> None:
+    """The audit's no-key out-of-memory: GET /healthz chunked, then trailers that never end."""
+    before = resident_bytes(server)
+    with connect(server) as sock:
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n"
+        )
+        trailers = b"".join(b"t%d: %s\r\n" % (i, b"v" * 200) for i in range(300))
+        sent = 0
+        try:
+            while sent < 64 * 1024 * 1024:
+                sock.sendall(trailers)
+                sent += len(trailers)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 400") and b'"type":"TrailersRefused"' in answer
+    assert sent < 8 * 1024 * 1024
+    assert resident_bytes(server) - before < 16 * 1024 * 1024
+    assert call(f"{server}/healthz")[0] == 200
