@@ -21,7 +21,7 @@ COPY service /src/service
 # Fail the build, not the first start, if a pinned dependency is missing from the lock or the
 # baked-in table cannot be served.
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps /src \
-    && /opt/venv/bin/python -c "import service.main" \
+    && /opt/venv/bin/python -c "import service.api.app" \
     && /opt/venv/bin/embedding-service query neighbors king -k 1 > /dev/null
 
 FROM ${BASE_IMAGE}

@@ -20,9 +20,9 @@ from gensim.test.utils import datapath
 
 from benchmarks.engine_throughput import blas_description
 from service.config import default_table
-from service.engine.evaluation import evaluate_analogies, read_questions
-from service.engine.index import SimilarityIndex
+from service.engine.analysis.evaluation import evaluate_analogies, read_questions
 from service.engine.loaders import load_huggingface
+from service.engine.search.cosine import SimilarityIndex
 
 REPEATS = 3
 

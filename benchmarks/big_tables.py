@@ -72,7 +72,7 @@ def raw_loads(source: Path, prepared: Path, saved: Path) -> None:
     from gensim.models import KeyedVectors
 
     from service.engine.loaders import load_table
-    from service.engine.prepared import write_prepared
+    from service.engine.tables.prepared import write_prepared
 
     phase("1. loading the raw word2vec binary (page cache warm)")
     warm(source)
@@ -101,7 +101,7 @@ def raw_loads(source: Path, prepared: Path, saved: Path) -> None:
 OURS_OPEN = """
 import sys, time
 from service.engine.loaders import load_table
-from service.engine.index import SimilarityIndex
+from service.engine.search.cosine import SimilarityIndex
 started = time.perf_counter()
 index = SimilarityIndex(load_table(sys.argv[1]))
 print(time.perf_counter() - started)

@@ -17,15 +17,15 @@ from typing import Any
 
 import numpy as np
 
-from service.engine.approximate import IndexParameters
-from service.engine.index import SimilarityIndex
-from service.engine.index_files import load_index, save_index
-from service.engine.indexing import Indexing
+from service.engine.indexes.building import Indexing
+from service.engine.indexes.files import load_index, save_index
+from service.engine.indexes.recall import Truth, held_out_rows, measure_recall, queries_of
 from service.engine.loaders import load_table
-from service.engine.prepared import fingerprint
-from service.engine.queries import SearchOptions
-from service.engine.recall import Truth, held_out_rows, measure_recall, queries_of
-from service.runtime import limit_compute_threads
+from service.engine.search.approximate import IndexParameters
+from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.queries import SearchOptions
+from service.engine.tables.prepared import fingerprint
+from service.runtime.runtime import limit_compute_threads
 
 Say = Callable[[str], None]
 HNSW_EF = (16, 32, 64, 128, 256, 512)
@@ -102,7 +102,7 @@ def build_phase(
     """Build HNSW (saved as the prepared folder's index) and IVF, every core, as the CLI does."""
     import faiss
 
-    from service.cli_tables import ProgressBar
+    from service.cli.tables import ProgressBar
 
     phase(f"4. index builds ({os.cpu_count()} threads)")
     faiss.omp_set_num_threads(os.cpu_count() or 1)

@@ -33,18 +33,18 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.explorer_tables import write_lee_table
-from service.api.diagnostics import diagnostics_answer, evaluation_answer
-from service.api.limits import Limits
-from service.api.serialize import dumps
 from service.config import Settings, default_table
-from service.engine.diagnostics import TableDiagnostics
-from service.engine.indicators import rank, reference_cosines
+from service.engine.analysis.diagnostics import TableDiagnostics
+from service.engine.analysis.indicators import rank, reference_cosines
+from service.engine.analysis.references import matching_rows
 from service.engine.loaders import load_huggingface, load_projector
-from service.engine.references import matching_rows
-from service.engine.registry import Registry, ServedTable
-from service.engine.rows import RowStore
-from service.engine.table import EmbeddingTable
-from service.schemas_diagnostics import DiagnosticsRequest, EvaluateRequest
+from service.engine.served import Registry, ServedTable
+from service.engine.tables.rows import RowStore
+from service.engine.tables.table import EmbeddingTable
+from service.operations.diagnostics import diagnostics_answer, evaluation_answer
+from service.operations.limits import Limits
+from service.operations.serialize import dumps
+from service.schemas.diagnostics import DiagnosticsRequest, EvaluateRequest
 
 FRACTION = 0.02
 REPEATS = 3

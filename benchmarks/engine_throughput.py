@@ -20,9 +20,9 @@ import numpy as np
 
 from benchmarks.legacy_kernel import TransposedUnitKernel
 from service.config import default_table
-from service.engine.index import NeighborQuery, SimilarityIndex
 from service.engine.loaders import load_huggingface
-from service.engine.table import EmbeddingTable
+from service.engine.search.cosine import NeighborQuery, SimilarityIndex
+from service.engine.tables.table import EmbeddingTable
 
 KERNELS = ("raw", "unit-transposed", "faiss")
 
@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds, alternating the order")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (served: 1)")
     args = parser.parse_args()
-    from service.runtime import limit_compute_threads
+    from service.runtime.runtime import limit_compute_threads
 
     limit_compute_threads(args.threads)
     table = load_huggingface(default_table().path)

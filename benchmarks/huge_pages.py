@@ -27,10 +27,10 @@ import numpy as np
 from numpy._core import multiarray
 
 from benchmarks.fresh_memory import thp_setting
-from service.engine.index import NeighborQuery, SimilarityIndex
 from service.engine.loaders import load_table
 from service.engine.loaders.word2vec_binary import blank_rows
-from service.engine.table import EmbeddingTable
+from service.engine.search.cosine import NeighborQuery, SimilarityIndex
+from service.engine.tables.table import EmbeddingTable
 
 WAYS = {"huge pages (numpy's madvise)": True, "4 KiB pages (the loader's map)": False}
 

@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 
 from service.config import default_table
-from service.engine.approximate import IndexParameters
-from service.engine.index import SimilarityIndex
-from service.engine.indexing import Indexing
+from service.engine.indexes.building import Indexing
 from service.engine.loaders import load_table
+from service.engine.search.approximate import IndexParameters
+from service.engine.search.cosine import SimilarityIndex
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from service.engine.kernels import (
+from service.engine.search.kernels import (
     SMALL_BATCH,
     Excluded,
     _blocked_candidates,
@@ -19,8 +19,8 @@ from service.engine.kernels import (
     mask_rows,
     rows_per_block,
 )
-from service.engine.rows import RowStore
-from service.engine.topk import candidate_rows
+from service.engine.search.topk import candidate_rows
+from service.engine.tables.rows import RowStore
 
 
 class TransposedUnitKernel:

@@ -20,17 +20,17 @@ from collections.abc import Callable
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from service.api.context import Context
-from service.api.limits import Limits
-from service.api.projection import _project as project_body
-from service.api.projection import _projection as projection_body
 from service.config import Settings, default_table
+from service.engine.analysis.projection import Projector
 from service.engine.loaders import load_huggingface
-from service.engine.projection import Projector
-from service.engine.registry import Registry, ServedTable
-from service.engine.table import EmbeddingTable
-from service.runtime import Runtime
-from service.schemas_projection import ProjectionRequest, ProjectRequest
+from service.engine.served import Registry, ServedTable
+from service.engine.tables.table import EmbeddingTable
+from service.operations.context import Context
+from service.operations.limits import Limits
+from service.operations.projection import _project as project_body
+from service.operations.projection import _projection as projection_body
+from service.runtime.runtime import Runtime
+from service.schemas.projection import ProjectionRequest, ProjectRequest
 
 
 def median_seconds(work: Callable[[], object], runs: int = 5) -> float:

@@ -18,8 +18,8 @@ import time
 from fastapi.testclient import TestClient
 from threadpoolctl import threadpool_limits
 
+from service.api.app import create_app
 from service.config import Settings, default_table
-from service.main import create_app
 
 LIMIT = Settings().max_text_length
 PROSE = (

@@ -36,12 +36,12 @@ from pathlib import Path
 import numpy as np
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings, TableSpec, default_table
-from service.engine import drift
-from service.engine.checkpoints import Versions
-from service.engine.trajectory import row_norms, summarise
-from service.loading import read_spec
-from service.main import create_app
+from service.engine.analysis import drift
+from service.engine.analysis.trajectory import row_norms, summarise
+from service.engine.tables.checkpoints import Versions
+from service.loading.tables import read_spec
 
 BANDS = ((5, 10), (10, 30), (30, 100), (100, 1000), (1000, 10**9))
 

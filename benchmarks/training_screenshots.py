@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchmarks.browser import chromium
 from loadtests.server import running_server
-from service.train_demo import DemoOptions, train_demo
+from service.cli.train_demo import DemoOptions, train_demo
 
 VIEWPORT = {"width": 1400, "height": 860}
 

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from service.api.app import create_app
 from service.config import Settings
-from service.loading import load_registry
-from service.main import create_app
+from service.loading.tables import load_registry
 
 TABLE = "/v1/tables/minilm"
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from service.config import default_table
 from service.engine.loaders import load_table
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 
 ZIPF_EXPONENT = 1.1
 # BERT's vocabulary puts [PAD], [unusedN] and single characters before the whole words.

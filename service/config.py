@@ -19,8 +19,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from service.engine.approximate import IndexKind, IndexParameters
 from service.engine.loaders import DEFAULT_TENSOR, FORMATS, UnicodeErrors
+from service.engine.search.approximate import IndexKind, IndexParameters
 
 ENV_PREFIX = "EMBEDDING_SERVICE_"
 CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import Counter, Gauge, Histogram
 
 if TYPE_CHECKING:
-    from service.engine.indexing import Indexing
+    from service.engine.indexes.building import Indexing
 
 PREFIX = "embedding_service"
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings, TableSpec, default_table
-from service.engine.index import SimilarityIndex
 from service.engine.loaders import load_huggingface
+from service.engine.search.cosine import SimilarityIndex
 from service.engine.session import Session
-from service.engine.table import EmbeddingTable
-from service.main import create_app
+from service.engine.tables.table import EmbeddingTable
 from tests.checkpoint_sets import write_checkpoint_set
 
 # A small table with the cases that matter: a zero (padding) row, case variants, metadata.

@@ -6,7 +6,7 @@ import asyncio
 import threading
 from collections.abc import Sequence
 
-from service.batching import Batcher, BatchSettings
+from service.runtime.batching import Batcher, BatchSettings
 
 
 class Recorder:
@@ -128,7 +128,7 @@ def test_the_search_worker_runs_faiss_on_compute_threads() -> None:
     import faiss
 
     from service.config import Settings
-    from service.runtime import Runtime
+    from service.runtime.runtime import Runtime
 
     runtime = Runtime(Settings(compute_threads=1))
     for batcher in (runtime.search, runtime.score):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from service.cli import parse_table_flag
+from service.cli.main import parse_table_flag
 from service.config import CONFIG_FILE_VARIABLE, DEFAULT_TABLE_NAME, Settings, load_settings
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from loadtests.server import free_port
-from service.starting import LoadingResponder, listening_socket
+from service.server.starting import LoadingResponder, listening_socket
 
 
 def test_while_loading_the_port_answers_not_ready() -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service import cli
+from service.cli import main as cli
+from service.cli.train_demo import DemoOptions, MissingExtra, train_demo
 from service.config import TableSpec
-from service.engine.checkpoints import Versions
-from service.loading import read_spec
-from service.train_demo import DemoOptions, MissingExtra, train_demo
+from service.engine.tables.checkpoints import Versions
+from service.loading.tables import read_spec
 
 SMALL = DemoOptions(epochs=2, dim=8, snapshots_per_epoch=2, corpus="lee")
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service import cli
+from service.cli import main as cli
 from service.config import TableSpec
 from service.engine.errors import TableLoadError
-from service.engine.prepared import INDEX, open_prepared, write_prepared
-from service.engine.replacing import RefusedOverwrite
-from service.engine.table import EmbeddingTable
+from service.engine.files.writing import RefusedOverwrite
+from service.engine.tables.prepared import INDEX, open_prepared, write_prepared
+from service.engine.tables.table import EmbeddingTable
 from tests.conftest import SMALL_TOKENS, small_vectors
 from tests.robustness.conftest import write_table
 
@@ -117,7 +117,7 @@ def test_index_build_refuses_a_file_it_did_not_write_before_building(
 
 
 def test_a_cache_directory_keeps_the_files_it_did_not_write(tmp_path: Path) -> None:
-    from service.loading import read_spec
+    from service.loading.tables import read_spec
 
     source = write_table(tmp_path / "source", small_vectors())
     cache = tmp_path / "cache"
@@ -132,8 +132,8 @@ def test_a_cache_directory_keeps_the_files_it_did_not_write(tmp_path: Path) -> N
 
 
 def test_a_cache_entry_that_is_not_a_prepared_folder_is_refused(tmp_path: Path) -> None:
-    from service.loading import read_spec
-    from service.prepared_cache import entry_of
+    from service.loading.cache_dir import entry_of
+    from service.loading.tables import read_spec
 
     source = write_table(tmp_path / "source", small_vectors())
     cache = tmp_path / "cache"
@@ -149,10 +149,10 @@ def test_a_cache_entry_that_is_not_a_prepared_folder_is_refused(tmp_path: Path) 
 def test_a_built_index_is_not_saved_over_a_foreign_sidecar(tmp_path: Path) -> None:
     """The server builds an index and saves it to index_path: a user's file where its sidecar
     goes is kept, and the index serves unsaved."""
-    from service.engine.index import SimilarityIndex
-    from service.engine.registry import Registry
-    from service.indexes import attach_for, index_table, save_target
-    from service.loading import read_spec
+    from service.engine.search.cosine import SimilarityIndex
+    from service.engine.served import Registry
+    from service.loading.indexes import attach_for, index_table, save_target
+    from service.loading.tables import read_spec
 
     source = write_table(tmp_path / "source", np.random.default_rng(0).normal(size=(600, 8)))
     spec = TableSpec(name="big", path=source, index="ivf", index_path=tmp_path / "notes.faiss")
@@ -177,7 +177,7 @@ def test_train_demo_refuses_a_folder_holding_a_file(tmp_path: Path, capsys) -> N
 
 
 def test_an_index_written_by_the_service_is_replaced(tmp_path: Path) -> None:
-    from service.engine.index_files import check_index_target
+    from service.engine.indexes.files import check_index_target
 
     sidecar = tmp_path / "ivf.json"
     sidecar.write_text(json.dumps({"format": "embedding-service-index", "version": 1,

@@ -10,8 +10,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from service.api.context import Context
-from service.engine.registry import Registry, ServedTable
+from service.engine.served import Registry, ServedTable
+from service.operations.context import Context
 
 
 async def get_registry(request: Request) -> Registry:

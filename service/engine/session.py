@@ -7,9 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.errors import UnknownToken
-from service.engine.index import SimilarityIndex
-from service.engine.queries import AnalogyMethod, AnalogyQuery, NeighborQuery, Neighbors, Term
-from service.engine.table import EmbeddingTable
+from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.queries import (
+    AnalogyMethod,
+    AnalogyQuery,
+    NeighborQuery,
+    Neighbors,
+    Term,
+)
+from service.engine.tables.table import EmbeddingTable
 
 Key = str | np.ndarray
 TokenScore = tuple[str, float]

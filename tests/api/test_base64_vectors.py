@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 from tests.api.test_hot_path import lookups
 
 MINILM = "/v1/tables/minilm"

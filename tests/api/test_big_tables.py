@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings, TableSpec
 from service.engine.errors import TableLoadError
-from service.main import create_app
 from tests.robustness.conftest import assert_envelope
 
 ROWS, WIDTH = 5000, 16

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.engine.index import SimilarityIndex
+from service.engine.search.cosine import SimilarityIndex
 from service.engine.session import Session
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 from tests.checkpoint_sets import synthetic_rows
 
 RUN = "/v1/tables/run"

@@ -13,9 +13,9 @@ from gensim.test.utils import datapath
 from scipy import stats
 
 from benchmarks.explorer_tables import write_lee_table
+from service.api.app import create_app
 from service.config import Settings, TableSpec
-from service.main import create_app
-from service.schemas_diagnostics import DiagnosticsResponse
+from service.schemas.diagnostics import DiagnosticsResponse
 
 MINILM = "/v1/tables/minilm"
 EVEN_UNUSED = r"^\[unused\d*[02468]\]$"

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api import direct, operations
+from service.api.app import QUERY_ROUTES, create_app
+from service.api.middleware import fast_path as direct
 from service.config import Settings
-from service.engine.table import EmbeddingTable
-from service.main import QUERY_ROUTES, create_app
+from service.engine.tables.table import EmbeddingTable
+from service.operations import catalog as operations
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings
-from service.main import create_app
 
 MINILM = "/v1/tables/minilm"
 

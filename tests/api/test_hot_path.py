@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings
-from service.main import create_app
 from tests.api.test_ops import metric_value
 
 MINILM = "/v1/tables/minilm"

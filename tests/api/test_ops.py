@@ -6,9 +6,9 @@ import re
 
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings
-from service.engine.registry import Registry
-from service.main import create_app
+from service.engine.served import Registry
 
 
 def test_table_list_and_info(client: TestClient) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 
 MINILM = "/v1/tables/minilm"
 SMALL = "/v1/tables/small"

@@ -6,13 +6,11 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from service import (
-    schemas,
-    schemas_diagnostics,
-    schemas_projection,
-    schemas_text,
-    schemas_training,
-)
+from service.schemas import common as schemas
+from service.schemas import diagnostics as schemas_diagnostics
+from service.schemas import projection as schemas_projection
+from service.schemas import text as schemas_text
+from service.schemas import training as schemas_training
 
 MINILM = "/v1/tables/minilm"
 VECTOR = [0.25] * 384

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings, TableSpec
-from service.main import create_app
 from tests.checkpoint_sets import TOKENS, synthetic_rows, write_checkpoint_set
 
 WORDS, COUNTS, ROWS = synthetic_rows()

@@ -10,14 +10,14 @@ import faiss
 import numpy as np
 import pytest
 
-from service.engine.approximate import IndexParameters, check_options
 from service.engine.errors import InvalidQuery, LimitExceeded, TableLoadError
-from service.engine.index import SimilarityIndex
-from service.engine.index_files import load_index, save_index
-from service.engine.indexing import Indexing
-from service.engine.prepared import fingerprint
-from service.engine.queries import AnalogyQuery, NeighborQuery, SearchOptions, Term
-from service.engine.table import EmbeddingTable
+from service.engine.indexes.building import Indexing
+from service.engine.indexes.files import load_index, save_index
+from service.engine.search.approximate import IndexParameters, check_options
+from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.queries import AnalogyQuery, NeighborQuery, SearchOptions, Term
+from service.engine.tables.prepared import fingerprint
+from service.engine.tables.table import EmbeddingTable
 
 ROWS, WIDTH = 6000, 24
 EXACT = SearchOptions(exact=True)

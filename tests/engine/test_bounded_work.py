@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from service.engine.index import SimilarityIndex
-from service.engine.queries import AnalogyQuery, NeighborQuery, ScoreQuery, Term
-from service.engine.scoring import prepare_score, score
-from service.engine.table import EmbeddingTable
+from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.queries import AnalogyQuery, NeighborQuery, ScoreQuery, Term
+from service.engine.search.scoring import prepare_score, score
+from service.engine.tables.table import EmbeddingTable
 
 # "A few tens of MB", all included: a pass holds at most 16 MiB of float32 scores
 # (kernels.SCORES_BUDGET), and the worst batch's own queries (256 x 1,000 exclusions, 4,096 term
@@ -91,7 +91,7 @@ def test_the_worst_scoring_batch_stays_within_tens_of_megabytes(index, minilm) -
 @pytest.fixture
 def tiny_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """A scores budget of 64 KiB: the default table is scored in dozens of row blocks."""
-    from service.engine import cosmul, kernels
+    from service.engine.search import cosmul, kernels
 
     monkeypatch.setattr(kernels, "SCORES_BUDGET", 64 * 1024)
     monkeypatch.setattr(cosmul, "TERMS_PER_PASS", 4)
@@ -163,7 +163,7 @@ def test_exclusions_are_left_out_of_the_selection_exactly(
     """With k candidates only (exclusions masked, not added to the depth), excluding a query's
     whole top 50 still answers the next k rows, as a brute-force float64 search does."""
     if budget is not None:
-        from service.engine import kernels
+        from service.engine.search import kernels
 
         monkeypatch.setattr(kernels, "SCORES_BUDGET", budget)
     rng = np.random.default_rng(8)

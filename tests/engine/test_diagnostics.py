@@ -10,18 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from service.engine.diagnostics import Reference, TableDiagnostics, count_report
-from service.engine.errors import InvalidQuery
-from service.engine.indicators import first_component, reference_cosines
-from service.engine.references import (
+from service.engine.analysis.diagnostics import Reference, TableDiagnostics, count_report
+from service.engine.analysis.indicators import first_component, reference_cosines
+from service.engine.analysis.references import (
     DEFAULT_PATTERN,
     check_reference,
     default_rows,
     matching_rows,
 )
-from service.engine.rows import RowStore
-from service.engine.statistics import average_ranks, pearson, spearman
-from service.engine.table import EmbeddingTable
+from service.engine.analysis.statistics import average_ranks, pearson, spearman
+from service.engine.errors import InvalidQuery
+from service.engine.tables.rows import RowStore
+from service.engine.tables.table import EmbeddingTable
 
 
 def table_of(vectors: np.ndarray, metadata: dict | None = None) -> EmbeddingTable:

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from service.engine import checkpoints, drift
-from service.engine.table import EmbeddingTable
+from service.engine.analysis import drift
+from service.engine.tables import checkpoints
+from service.engine.tables.table import EmbeddingTable
 from tests.checkpoint_sets import synthetic_rows
 
 

@@ -8,11 +8,11 @@ import pytest
 from gensim.models import KeyedVectors
 from gensim.test.utils import datapath
 
+from service.engine.analysis.evaluation import evaluate_analogies, read_questions
+from service.engine.analysis.word_pairs import evaluate_pairs, read_pairs
 from service.engine.errors import InvalidQuery
-from service.engine.evaluation import evaluate_analogies, read_questions
-from service.engine.index import SimilarityIndex
-from service.engine.table import EmbeddingTable
-from service.engine.word_pairs import evaluate_pairs, read_pairs
+from service.engine.search.cosine import SimilarityIndex
+from service.engine.tables.table import EmbeddingTable
 
 pytestmark = pytest.mark.slow
 

@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
-from service.engine.index import AnalogyQuery, NeighborQuery, SimilarityIndex, Term
-from service.engine.queries import ScoreQuery
-from service.engine.scoring import prepare_score, score
-from service.engine.table import EmbeddingTable
-from service.engine.terms import shares_terms
+from service.engine.search.cosine import AnalogyQuery, NeighborQuery, SimilarityIndex, Term
+from service.engine.search.queries import ScoreQuery
+from service.engine.search.scoring import prepare_score, score
+from service.engine.search.terms import shares_terms
+from service.engine.tables.table import EmbeddingTable
 from tests.conftest import SMALL_TOKENS, small_vectors
 
 

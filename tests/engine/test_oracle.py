@@ -9,7 +9,7 @@ import pytest
 from gensim.models import KeyedVectors
 
 from service.engine.session import TokenScore
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 
 QUERIES = 200
 TOPN = 10

@@ -10,8 +10,8 @@ import pytest
 
 from service.engine.errors import TableLoadError
 from service.engine.loaders import load_table
-from service.engine.prepared import open_prepared, write_prepared
-from service.engine.table import EmbeddingTable
+from service.engine.tables.prepared import open_prepared, write_prepared
+from service.engine.tables.table import EmbeddingTable
 from tests.conftest import SMALL_TOKENS, small_vectors
 
 

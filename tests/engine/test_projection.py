@@ -8,10 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from service.engine.analysis.projection import Basis, Projector, fit_sample
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
-from service.engine.projection import Basis, Projector, fit_sample
-from service.engine.registry import Registry
-from service.engine.table import EmbeddingTable
+from service.engine.served import Registry
+from service.engine.tables.table import EmbeddingTable
 
 
 def reference(vectors: np.ndarray, rows: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray]:

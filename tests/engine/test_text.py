@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from service.engine.errors import UnknownToken
-from service.engine.table import EmbeddingTable
-from service.engine.text import HuggingFaceTokenizer, VocabularyTokenizer, text_tokenizer
+from service.engine.tables.table import EmbeddingTable
+from service.engine.tables.text import HuggingFaceTokenizer, VocabularyTokenizer, text_tokenizer
 from tests.conftest import SMALL_TOKENS, small_vectors
 
 MODEL = Path(get_model_path())

@@ -7,10 +7,11 @@ import pytest
 from scipy import stats
 
 from service.config import TableSpec
-from service.engine import checkpoints, trajectory
-from service.engine.checkpoints import Versions
-from service.engine.projection import Projector
-from service.loading import read_spec
+from service.engine.analysis import trajectory
+from service.engine.analysis.projection import Projector
+from service.engine.tables import checkpoints
+from service.engine.tables.checkpoints import Versions
+from service.loading.tables import read_spec
 from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
 
 

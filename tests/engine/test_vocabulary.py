@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.errors import TableLoadError
-from service.engine.table import EmbeddingTable
-from service.engine.vocabulary import EMPTY, Vocabulary, _place, build_slots
+from service.engine.tables.table import EmbeddingTable
+from service.engine.tables.vocabulary import EMPTY, Vocabulary, _place, build_slots
 
 
 @settings(max_examples=80, deadline=None)

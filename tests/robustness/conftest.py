@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api.app import create_app
 from service.config import Settings, TableSpec
-from service.main import create_app
 from tests.conftest import SMALL_TOKENS, small_vectors
 
 AppFactory = Callable[..., AbstractContextManager[TestClient]]

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from loadtests.server import running_server
-from service.batching import Batcher, BatchSettings
 from service.errors import Overloaded
+from service.runtime.batching import Batcher, BatchSettings
 from tests.test_batching import Recorder
 
 

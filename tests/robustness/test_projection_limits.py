@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from service.api import projection
+from service.operations import projection
 from tests.robustness.conftest import AppFactory
 
 

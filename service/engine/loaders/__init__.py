@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-from service.engine.loaders.files import confined
 from service.engine.loaders.formats import FORMATS, LOADERS, detect_format, load_table
 from service.engine.loaders.huggingface import load_huggingface
 from service.engine.loaders.numpy_files import load_npy
@@ -22,7 +21,6 @@ __all__ = [
     "LOADERS",
     "LoadOptions",
     "UnicodeErrors",
-    "confined",
     "detect_format",
     "load_huggingface",
     "load_npy",

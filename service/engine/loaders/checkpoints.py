@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from service.engine.checkpoints import CHUNK_ROWS, Checkpoints
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import compression, format_suffix
-from service.engine.table import EmbeddingTable
+from service.engine.files.reading import compression, format_suffix
+from service.engine.tables.checkpoints import CHUNK_ROWS, Checkpoints
+from service.engine.tables.table import EmbeddingTable
 
 # The suffixes of table files (after any .gz / .bz2); a directory's other files are skipped.
 TABLE_SUFFIXES = frozenset({".bin", ".vec", ".txt", ".bytes", ".npy", ".safetensors"})

@@ -6,8 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import read_lines, require_file
-from service.engine.table import EmbeddingTable
+from service.engine.files.reading import read_lines, require_file
+from service.engine.tables.table import EmbeddingTable
 
 COUNT_COLUMN = "count"
 

@@ -6,22 +6,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import compression, first_line, format_suffix
+from service.engine.files.reading import compression, first_line, format_suffix
 from service.engine.loaders.huggingface import load_huggingface
 from service.engine.loaders.numpy_files import load_npy
 from service.engine.loaders.options import DEFAULT_TENSOR, LoadOptions, UnicodeErrors
 from service.engine.loaders.projector import load_projector
 from service.engine.loaders.text import load_text, parse_header
 from service.engine.loaders.word2vec_binary import load_word2vec_binary
-from service.engine.table import EmbeddingTable
+from service.engine.tables.prepared import open_prepared
+from service.engine.tables.table import EmbeddingTable
 
 Loader = Callable[[Path, LoadOptions], EmbeddingTable]
 
 
 def load_prepared(path: Path, options: LoadOptions) -> EmbeddingTable:
-    """A prepared folder (service/engine/prepared.py), memory-mapped."""
-    from service.engine.prepared import open_prepared  # prepared.py imports the loaders
-
+    """A prepared folder (service/engine/tables/prepared.py), memory-mapped."""
     if not path.exists():
         raise TableLoadError(path, "no such file or directory")
     if not path.is_dir():

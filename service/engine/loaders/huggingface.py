@@ -9,7 +9,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import (
+from service.engine.files.reading import (
     check_vocabulary,
     first_existing,
     read_error,
@@ -18,8 +18,8 @@ from service.engine.loaders.files import (
     require_file,
 )
 from service.engine.loaders.options import DEFAULTS, LoadOptions
-from service.engine.table import EmbeddingTable
-from service.engine.text import HuggingFaceTokenizer
+from service.engine.tables.table import EmbeddingTable
+from service.engine.tables.text import HuggingFaceTokenizer
 
 
 def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import (
+from service.engine.files.reading import (
     check_vocabulary,
     first_existing,
     read_lines,
     require_file,
 )
 from service.engine.loaders.options import DEFAULTS, LoadOptions
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 
 
 def load_npy(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:

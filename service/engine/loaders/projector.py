@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import (
+from service.engine.files.reading import (
     check_vocabulary,
     first_existing,
     read_error,
@@ -16,7 +16,7 @@ from service.engine.loaders.files import (
     require_file,
 )
 from service.engine.loaders.options import DEFAULTS, LoadOptions
-from service.engine.table import EmbeddingTable, MetadataValue
+from service.engine.tables.table import EmbeddingTable, MetadataValue
 
 
 def load_projector(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:

@@ -11,10 +11,10 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import open_file, read_error
+from service.engine.files.reading import DECODE_HINT, open_file, read_error
 from service.engine.loaders.options import DEFAULTS, LoadOptions
-from service.engine.loaders.tokens import DECODE_HINT, check_replaced
-from service.engine.table import EmbeddingTable
+from service.engine.loaders.tokens import check_replaced
+from service.engine.tables.table import EmbeddingTable
 
 # A row count or width longer than this is garbage, not a header (and would overflow rsplit).
 _HEADER_DIGITS = 12

@@ -1,4 +1,4 @@
-"""Token decoding shared by the loaders: the unicode_errors hint, and duplicates it creates."""
+"""Token decoding shared by the loaders: duplicates that unicode_errors creates."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from service.engine.errors import TableLoadError
-
-DECODE_HINT = "unicode_errors='replace' or 'ignore' loads it"
 
 
 def check_replaced(

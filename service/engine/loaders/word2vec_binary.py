@@ -20,12 +20,12 @@ from typing import cast
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders.files import compression, mapped, open_file
+from service.engine.files.reading import DECODE_HINT, compression, mapped, open_file
 from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.loaders.text import parse_header
-from service.engine.loaders.tokens import DECODE_HINT, check_replaced
-from service.engine.table import EmbeddingTable
-from service.engine.vocabulary import Vocabulary, encode
+from service.engine.loaders.tokens import check_replaced
+from service.engine.tables.table import EmbeddingTable
+from service.engine.tables.vocabulary import Vocabulary, encode
 
 WINDOW_BYTES = 1 << 25
 # The header line is short; a wider row than this is a garbled header, not a table.

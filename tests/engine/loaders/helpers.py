@@ -14,7 +14,7 @@ from tokenizers.models import WordPiece
 from tokenizers.pre_tokenizers import Whitespace
 
 from service.engine.errors import TableLoadError
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 
 TOKENS = ["the", "naïve", "日本", "king", "kings", "[UNK]", "a\u2028b"]
 

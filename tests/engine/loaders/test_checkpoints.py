@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from service.config import TableSpec
-from service.engine.checkpoints import Versions
 from service.engine.errors import TableLoadError, UnknownCheckpoint
 from service.engine.loaders.checkpoints import checkpoint_files, checkpoint_label
-from service.loading import read_spec
+from service.engine.tables.checkpoints import Versions
+from service.loading.tables import read_spec
 from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from service.engine.errors import TableLoadError
 from service.engine.loaders.counts import read_counts, with_counts
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 
 
 def test_counts_split_at_the_last_space_or_tab(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from service.engine.errors import TableLoadError
 from service.engine.loaders import (
     load_table,
 )
-from service.engine.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable
 from tests.engine.loaders.helpers import (
     TOKENS,
     write_gensim,

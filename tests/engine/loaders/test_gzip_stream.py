@@ -9,7 +9,7 @@ import zlib
 import numpy as np
 import pytest
 
-from service.engine.loaders.files import _GzipMembers, gzip_stream
+from service.engine.files.reading import _GzipMembers, gzip_stream
 
 
 def payload(size: int, seed: int = 0) -> bytes:

@@ -9,8 +9,9 @@ import pytest
 from safetensors.numpy import save_file
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders import DEFAULT_TENSOR, confined, load_huggingface, load_table
-from service.engine.text import HuggingFaceTokenizer
+from service.engine.files.reading import confined
+from service.engine.loaders import DEFAULT_TENSOR, load_huggingface, load_table
+from service.engine.tables.text import HuggingFaceTokenizer
 from tests.engine.loaders.helpers import TOKENS, load_error, write_tokenizer, write_vocab
 
 

@@ -1,0 +1,153 @@
+"""create_app(settings): the FastAPI app, with tables loaded once in the lifespan."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import Depends, FastAPI
+from fastapi.telemetry import TelemetryConfig
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware.cors import CORSMiddleware
+
+from service.api.errors import error_responses, install_error_handlers
+from service.api.middleware.access import AccessMiddleware, KeyRing, document_security
+from service.api.middleware.admission import (
+    BodyMiddleware,
+    BodyRules,
+    InFlight,
+    InFlightLimitMiddleware,
+    require_json,
+)
+from service.api.middleware.fast_path import DirectQueryMiddleware
+from service.api.middleware.metrics import MetricsMiddleware
+from service.api.routes import admin as routes_admin
+from service.api.routes import diagnostics as routes_diagnostics
+from service.api.routes import explorer as routes_explorer
+from service.api.routes import health as routes_ops
+from service.api.routes import projection as routes_projection
+from service.api.routes import search as routes_search
+from service.api.routes import tables as routes_tables
+from service.api.routes import text as routes_text
+from service.api.routes import training as routes_training
+from service.api.routes import vectors as routes_vectors
+from service.config import Settings
+from service.engine.served import Registry
+from service.loading.tables import TableLoader, load_all, load_registry, load_spec, start_diagnosis
+from service.operations.limits import Limits
+from service.runtime.runtime import Runtime
+
+__all__ = ["create_app", "load_registry", "load_spec"]
+
+# Every table route can be refused before it runs; query routes also take a JSON body.
+TABLE_ERRORS = error_responses(401, 404, 422, 429, 503)
+QUERY_ERRORS = error_responses(400, 401, 404, 413, 415, 422, 429, 503)
+# The routers of POST /v1/tables/{table}/{operation}: JSON bodies, the query error set.
+QUERY_ROUTES = (
+    routes_search,
+    routes_vectors,
+    routes_projection,
+    routes_diagnostics,
+    routes_text,
+    routes_training,
+)
+
+
+def create_app(settings: Settings | None = None, registry: Registry | None = None) -> FastAPI:
+    """The app; tables are loaded at start-up unless a loaded `registry` is handed in."""
+    settings = settings or Settings()
+    preloaded = registry is not None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if not preloaded:
+            await run_in_threadpool(load_all, app.state.registry, settings)
+        app.state.runtime.start()
+        if settings.diagnostics_at_load:
+            for served in app.state.registry.served():
+                start_diagnosis(served)
+        try:
+            yield
+        finally:
+            await app.state.runtime.close()
+
+    app = FastAPI(
+        title="Embedding similarity service",
+        version="0.1.0",
+        summary="Lookups, cosine neighbours, analogies, similarity and output scoring over HTTP.",
+        lifespan=lifespan,
+        telemetry=TelemetryConfig(
+            tracing=settings.opentelemetry,
+            metrics=settings.opentelemetry,
+            logs=settings.opentelemetry,
+        ),
+    )
+    app.state.settings = settings
+    app.state.limits = Limits.from_settings(settings)
+    app.state.runtime = Runtime(settings)
+    app.state.registry = registry or Registry(expected=[s.name for s in settings.served_tables()])
+    app.state.loader = TableLoader(app.state.registry, settings)
+    app.state.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
+    app.state.keys = keys = KeyRing.from_settings(settings)
+    install_error_handlers(app)
+    _include_routers(app, keys)
+    app.state.route_templates = route_templates(app)
+    document_security(app, keys, settings.metrics_require_key)
+    _add_middleware(app, settings, keys)
+    return app
+
+
+def _include_routers(app: FastAPI, keys: KeyRing) -> None:
+    app.include_router(routes_ops.router)
+    app.include_router(routes_explorer.router)
+    app.include_router(routes_tables.router, responses=TABLE_ERRORS)
+    json_only: Any = [Depends(require_json)]
+    for module in QUERY_ROUTES:
+        app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
+    if keys.admin:
+        app.include_router(routes_admin.router)
+
+
+def route_templates(app: FastAPI) -> list[str]:
+    """Every route's path template (admin ones too, mounted or not), for metrics labels.
+
+    The routers' own routes are read as well: FastAPI adds included routes to app.routes
+    lazily, so at this point app.routes may hold only the documentation routes.
+    """
+    templates = [getattr(route, "path", "") for route in app.routes]
+    for module in (routes_ops, routes_explorer, routes_tables, *QUERY_ROUTES, routes_admin):
+        templates += [getattr(route, "path", "") for route in module.router.routes]
+    return list(dict.fromkeys(t for t in templates if t))
+
+
+def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
+    """Innermost first: direct queries, in-flight limit, body, access, metrics, CORS."""
+    if settings.direct_queries:
+        state = app.state
+        app.add_middleware(
+            DirectQueryMiddleware,
+            registry=state.registry,
+            limits=state.limits,
+            runtime=state.runtime,
+        )
+    app.add_middleware(InFlightLimitMiddleware, in_flight=app.state.in_flight)
+    rules = BodyRules(
+        limit=settings.max_body_bytes,
+        budget=settings.max_body_bytes_in_flight,
+        retry_after=settings.retry_after_seconds,
+    )
+    app.add_middleware(BodyMiddleware, rules=rules)
+    app.add_middleware(
+        AccessMiddleware,
+        keys=keys,
+        metrics_require_key=settings.metrics_require_key,
+    )
+    app.add_middleware(MetricsMiddleware, templates=app.state.route_templates)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type"],
+        )

@@ -1,0 +1,1 @@
+"""Plain ASGI middleware: access control, admission (bodies, in-flight), metrics, the fast path."""

@@ -1,0 +1,52 @@
+"""Admin routes: reload a served table or add a new one, while every table keeps serving.
+
+Mounted only when an admin key is configured; the access middleware demands that key.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
+
+from service.api.errors import error_responses
+from service.api.middleware.admission import require_json
+from service.api.routes.tables import describe
+from service.api.routing import OrjsonRoute
+from service.config import TableSpec
+from service.loading.tables import TableLoader
+from service.schemas import common as schemas
+
+router = APIRouter(
+    prefix="/v1/admin",
+    tags=["admin"],
+    route_class=OrjsonRoute,
+    responses=error_responses(401, 404, 422),
+)
+
+
+async def get_loader(request: Request) -> TableLoader:
+    """The app's table loader."""
+    loader: TableLoader = request.app.state.loader
+    return loader
+
+
+LoaderDep = Annotated[TableLoader, Depends(get_loader)]
+
+
+@router.post("/tables/{table}/reload")
+async def reload_table(table: str, loader: LoaderDep) -> schemas.TableInfo:
+    """Load a served table again from its files and swap it in; the old one serves meanwhile."""
+    return describe(await run_in_threadpool(loader.reload, table))
+
+
+@router.post(
+    "/tables",
+    status_code=201,
+    dependencies=[Depends(require_json)],
+    responses=error_responses(400, 409, 413, 415),
+)
+async def add_table(spec: TableSpec, loader: LoaderDep) -> schemas.TableInfo:
+    """Load a new table from its files and start serving it under its name."""
+    return describe(await run_in_threadpool(loader.add, spec))

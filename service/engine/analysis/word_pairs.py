@@ -1,0 +1,116 @@
+"""Word-pair similarity evaluation with gensim's evaluate_word_pairs rules.
+
+Lines are `word<TAB>word<TAB>human score`; empty lines and lines starting with '#' are skipped,
+as are lines that do not split into three fields with a number last (counted as invalid; a
+non-finite score is invalid too, where gensim would carry a NaN into its correlations). A pair
+with a word outside the first `restrict_vocab` rows is out of vocabulary and skipped. The
+model's score is the cosine of the two rows (0 for a zero row, as gensim's unit vector of zero
+is zero), and the figures are Pearson's and Spearman's correlations with their p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from service.engine.analysis.evaluation import GENSIM_RESTRICT, file_lines, vocabulary
+from service.engine.analysis.statistics import Correlation, pearson, spearman
+from service.engine.errors import InvalidQuery
+from service.engine.search.cosine import SimilarityIndex
+
+DELIMITER = "\t"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One judged pair, words as compared (upper-cased when case-insensitive)."""
+
+    first: str
+    second: str
+    score: float
+
+
+@dataclass(frozen=True)
+class ParsedPairs:
+    """A word-pair file read as gensim reads it."""
+
+    pairs: list[Pair]
+    invalid_lines: int
+
+
+@dataclass(frozen=True)
+class PairsEvaluation:
+    """gensim's figures: both correlations, pairs scored and pairs out of vocabulary."""
+
+    pearson: Correlation
+    spearman: Correlation
+    scored: int
+    oov: int
+    invalid_lines: int
+
+    @property
+    def oov_percent(self) -> float:
+        """Share (%) of pairs skipped for an unknown word (gensim's oov_ratio)."""
+        return 100.0 * self.oov / (self.scored + self.oov)
+
+
+def read_pairs(text: str, case_insensitive: bool = True) -> ParsedPairs:
+    """Every readable judgement of a word-pair file."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # text mode's universal newlines
+    pairs, invalid = [], 0
+    for line in file_lines(text):
+        if not line or line.startswith("#"):
+            continue
+        pair = _pair(line.upper() if case_insensitive else line)
+        if pair is None:
+            invalid += 1
+        else:
+            pairs.append(pair)
+    return ParsedPairs(pairs, invalid)
+
+
+def _pair(line: str) -> Pair | None:
+    fields = line.split(DELIMITER)
+    if len(fields) != 3:
+        return None
+    try:
+        score = float(fields[2])
+    except ValueError:
+        return None
+    return Pair(fields[0], fields[1], score) if math.isfinite(score) else None
+
+
+def evaluate_pairs(
+    index: SimilarityIndex,
+    parsed: ParsedPairs,
+    restrict_vocab: int = GENSIM_RESTRICT,
+    case_insensitive: bool = True,
+) -> PairsEvaluation:
+    """Correlations of the table's cosines with the human scores of the known pairs."""
+    words = vocabulary(index, restrict_vocab, case_insensitive)
+    known = [p for p in parsed.pairs if p.first in words and p.second in words]
+    oov = len(parsed.pairs) - len(known)
+    gold = np.array([pair.score for pair in known])
+    model = cosines(index, [words[p.first] for p in known], [words[p.second] for p in known])
+    linear, ranked = pearson(gold, model), spearman(gold, model)
+    if linear is None or ranked is None:
+        raise InvalidQuery(
+            f"{len(known)} pairs are in the vocabulary: correlations need at least 3, with "
+            "scores that are not all equal"
+        )
+    return PairsEvaluation(linear, ranked, len(known), oov, parsed.invalid_lines)
+
+
+def cosines(index: SimilarityIndex, left: list[int], right: list[int]) -> np.ndarray:
+    """Cosine of each pair of rows in float64; 0 where either row is zero."""
+    store = index.store
+    first, second = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    dots = np.einsum(
+        "ij,ij->i",
+        store.vectors[first].astype(np.float64),
+        store.vectors[second].astype(np.float64),
+    )
+    scale = store.norms64[first] * store.norms64[second]
+    return np.divide(dots, scale, out=np.zeros_like(dots), where=scale > 0)

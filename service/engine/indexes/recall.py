@@ -1,0 +1,89 @@
+"""Recall@10 of an approximate index against the exact path, on held-out rows.
+
+The queries are token-neighbour queries of a seeded sample of rows (each row's own direction,
+the row itself excluded), the way clients ask. The rows are held out of IVF training. The
+exact answers (the truth) are computed once, when an index is built, and saved beside it, so a
+load measures recall again in milliseconds: only the approximate side runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from service.engine.search.approximate import ApproximateIndex
+from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.queries import NeighborQuery, SearchOptions
+from service.engine.tables.rows import RowStore
+
+RECALL_QUERIES = 200
+RECALL_K = 10
+RECALL_SEED = 0
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Held-out query rows and their exact top-k (rows; -1 pads a short answer)."""
+
+    rows: np.ndarray
+    neighbors: np.ndarray
+
+
+@dataclass(frozen=True)
+class Recall:
+    """Recall@k of an index over `queries` held-out rows, and how long measuring took."""
+
+    at_k: float
+    k: int
+    queries: int
+    seconds: float
+
+
+def held_out_rows(
+    store: RowStore, count: int = RECALL_QUERIES, seed: int = RECALL_SEED
+) -> np.ndarray:
+    """A seeded sample of rows with a direction, sorted."""
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(store.indexed, size=min(count, store.indexed.size), replace=False)
+    return np.sort(chosen)
+
+
+def queries_of(
+    index: SimilarityIndex, rows: np.ndarray, options: SearchOptions
+) -> list[NeighborQuery]:
+    """The token-neighbour query of each row: its direction, itself excluded."""
+    directions = index.store.directions(rows)
+    return [
+        NeighborQuery(direction, RECALL_K, frozenset({int(row)}), options=options)
+        for row, direction in zip(rows.tolist(), directions, strict=True)
+    ]
+
+
+def exact_truth(index: SimilarityIndex, rows: np.ndarray) -> Truth:
+    """The exact answers to the held-out queries (one exhaustive pass, in blocks)."""
+    answers = index.search(queries_of(index, rows, SearchOptions(exact=True)))
+    neighbors = np.full((rows.size, RECALL_K), -1, dtype=np.int64)
+    for i, answer in enumerate(answers):
+        neighbors[i, : answer.ids.size] = answer.ids
+    return Truth(rows, neighbors)
+
+
+def measure_recall(
+    index: SimilarityIndex,
+    approximate: ApproximateIndex,
+    truth: Truth,
+    options: SearchOptions | None = None,
+) -> Recall:
+    """Recall@k of `approximate`'s rescored answers against the truth."""
+    started = time.perf_counter()
+    queries = queries_of(index, truth.rows, options or SearchOptions())
+    answers = index.approximate_search(approximate, queries, None, options or SearchOptions())
+    found = total = 0
+    for answer, expected in zip(answers, truth.neighbors, strict=True):
+        wanted = set(expected[expected >= 0].tolist())
+        found += len(wanted & set(answer.ids.tolist()))
+        total += len(wanted)
+    at_k = found / total if total else 1.0
+    return Recall(at_k, RECALL_K, int(truth.rows.size), time.perf_counter() - started)

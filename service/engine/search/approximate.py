@@ -1,0 +1,300 @@
+"""Approximate candidates from FAISS: HNSW, IVF-Flat and IVF-PQ over a table's unit rows.
+
+An approximate index only proposes candidates; the search rescores them exactly in float64 from
+the stored rows (rescoring.py), so every reported score is the true cosine. What an index can
+cost is recall: a true neighbour it never proposes is missing from the answer (README,
+"Approximate search"). Label i of an index is row i of its table: every row is added, zero rows
+as zero vectors (rescoring drops them).
+
+Indexes are built chunk by chunk from the raw rows (never a second float32 copy of the table
+beyond FAISS's own storage), and saved and read with faiss.write_index / read_index, memory-
+mapped (IO_FLAG_MMAP_IFC): several processes opening one index share its pages.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import faiss
+import numpy as np
+
+from service.engine.errors import InvalidQuery, LimitExceeded, TableLoadError
+from service.engine.search.queries import SearchOptions
+from service.engine.tables.rows import RowStore
+
+IndexKind = Literal["exact", "hnsw", "ivf", "ivfpq"]
+APPROXIMATE: tuple[IndexKind, ...] = ("hnsw", "ivf", "ivfpq")
+# Rows converted to unit float32 and added at once (65,536 x 300 floats are 79 MB).
+ADD_ROWS = 65_536
+# Training rows per IVF list (FAISS warns below 39), and at most this many in all.
+TRAIN_PER_LIST = 40
+MAX_TRAIN_ROWS = 200_000
+# IVF-PQ distances are coarse: ask it for this many times the candidates the others give.
+PQ_OVERSAMPLE = 4
+READ_FLAGS = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class IndexParameters:
+    """What to build (kind and build parameters) and how to search it (defaults and bounds).
+
+    0 means "chosen by the table's size" (resolved()).
+    """
+
+    kind: IndexKind = "exact"
+    hnsw_m: int = 32
+    ef_construction: int = 64
+    ef_search: int = 128
+    max_ef_search: int = 1024
+    nlist: int = 0
+    nprobe: int = 0
+    max_nprobe: int = 0
+    pq_m: int = 0
+    pq_bits: int = 8
+
+    def resolved(self, rows: int, width: int, where: object) -> IndexParameters:
+        """Defaults filled in for a table of `rows` x `width`; TableLoadError naming `where`
+        for parameters that cannot work on it."""
+        nlist = self.nlist or default_nlist(rows)
+        nprobe = self.nprobe or max(1, nlist // 16)
+        resolved = replace(
+            self,
+            nlist=nlist,
+            nprobe=nprobe,
+            max_nprobe=self.max_nprobe or nlist,
+            pq_m=self.pq_m or default_pq_m(width),
+        )
+        resolved.check(rows, width, where)
+        return resolved
+
+    def check(self, rows: int, width: int, where: object) -> None:
+        """TableLoadError naming `where` unless these parameters fit a rows x width table."""
+        if self.kind == "exact":
+            return
+        problems = []
+        if self.kind == "hnsw" and not 1 <= self.ef_search <= self.max_ef_search:
+            problems.append(f"ef_search {self.ef_search} must be in [1, {self.max_ef_search}]")
+        if self.kind != "hnsw":
+            if not 1 <= self.nlist <= rows:
+                problems.append(f"nlist {self.nlist} must be in [1, rows = {rows}]")
+            if not 1 <= self.nprobe <= min(self.max_nprobe, self.nlist):
+                problems.append(f"nprobe {self.nprobe} must be in [1, {self.max_nprobe}]")
+        if self.kind == "ivfpq" and width % self.pq_m:
+            problems.append(f"pq_m {self.pq_m} must divide the width {width}")
+        if problems:
+            raise TableLoadError(where, f"index {self.kind}: " + "; ".join(problems))
+
+    def described(self) -> dict[str, int | str]:
+        """The parameters that apply to this kind, for the table's facts."""
+        keys = {
+            "exact": (),
+            "hnsw": ("hnsw_m", "ef_construction", "ef_search", "max_ef_search"),
+            "ivf": ("nlist", "nprobe", "max_nprobe"),
+            "ivfpq": ("nlist", "nprobe", "max_nprobe", "pq_m", "pq_bits"),
+        }[self.kind]
+        return {"kind": self.kind, **{key: getattr(self, key) for key in keys}}
+
+
+def default_nlist(rows: int) -> int:
+    """IVF lists: the power of two nearest sqrt(rows), within [1, rows] and at most 65,536."""
+    return max(1, min(rows, 65_536, 2 ** round(math.log2(max(1.0, math.sqrt(rows))))))
+
+
+def default_pq_m(width: int) -> int:
+    """PQ sub-quantizers: the largest divisor of the width at most width / 4 (4 dims each)."""
+    return max(m for m in range(1, max(1, width // 4) + 1) if width % m == 0)
+
+
+class ApproximateIndex:
+    """A FAISS index over a table's unit rows, searched for candidates."""
+
+    def __init__(self, index: Any, parameters: IndexParameters, build_seconds: float) -> None:
+        self.index = index
+        self.parameters = parameters
+        self.build_seconds = build_seconds
+
+    @property
+    def kind(self) -> IndexKind:
+        """hnsw, ivf or ivfpq."""
+        return self.parameters.kind
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the index holds: vectors or codes, plus graph links or list ids and centroids."""
+        index = self.index
+        if self.kind == "hnsw":
+            hnsw: Any = faiss.downcast_index(index)
+            links = int(hnsw.hnsw.neighbors.size()) * 4
+            return int(index.ntotal * index.d * 4 + links)
+        ivf = faiss.extract_index_ivf(index)
+        return int(index.ntotal * (ivf.code_size + 8) + ivf.nlist * index.d * 4)
+
+    def candidates(
+        self, directions: np.ndarray, depth: int, restrict: int | None, options: SearchOptions
+    ) -> np.ndarray:
+        """(batch, depth) rows proposed for unit float32 `directions`; -1 pads."""
+        depth *= PQ_OVERSAMPLE if self.kind == "ivfpq" else 1
+        depth = min(depth, self.index.ntotal)
+        params = self._search_parameters(depth, restrict, options)
+        return self.index.search(directions, depth, params=params)[1]
+
+    def _search_parameters(
+        self, depth: int, restrict: int | None, options: SearchOptions
+    ) -> faiss.SearchParameters:
+        if self.kind == "hnsw":
+            params: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
+            params.efSearch = max(depth, options.ef_search or self.parameters.ef_search)
+        else:
+            params = faiss.SearchParametersIVF()
+            params.nprobe = options.nprobe or self.parameters.nprobe
+        if restrict is not None and restrict < self.index.ntotal:
+            # Kept on the parameters: FAISS does not own the selector.
+            params.sel = self._selector = faiss.IDSelectorRange(0, restrict)
+        return params
+
+
+def check_options(parameters: IndexParameters, options: SearchOptions) -> None:
+    """InvalidQuery unless each option applies to the table's index kind; LimitExceeded beyond
+    its bounds (max_ef_search; max_nprobe, at most nlist)."""
+    kind = parameters.kind
+    if options.ef_search is not None:
+        if kind != "hnsw":
+            raise InvalidQuery(f"ef_search applies to an hnsw index; this table's is {kind}")
+        if options.ef_search > parameters.max_ef_search:
+            raise LimitExceeded("ef_search", parameters.max_ef_search, options.ef_search)
+    if options.nprobe is not None:
+        if kind not in ("ivf", "ivfpq"):
+            raise InvalidQuery(f"nprobe applies to an ivf or ivfpq index; this table's is {kind}")
+        limit = min(parameters.max_nprobe, parameters.nlist)
+        if options.nprobe > limit:
+            raise LimitExceeded("nprobe", limit, options.nprobe)
+
+
+def empty_index(parameters: IndexParameters, width: int) -> Any:
+    """An untrained FAISS index of the kind and build parameters asked for (inner product)."""
+    metric = faiss.METRIC_INNER_PRODUCT
+    index: Any
+    if parameters.kind == "hnsw":
+        index = faiss.IndexHNSWFlat(width, parameters.hnsw_m, metric)
+        index.hnsw.efConstruction = parameters.ef_construction
+        return index
+    # FAISS's Python constructors keep a reference to the quantizer for the index's lifetime.
+    quantizer = faiss.IndexFlatIP(width)
+    if parameters.kind == "ivf":
+        return faiss.IndexIVFFlat(quantizer, width, parameters.nlist, metric)
+    return faiss.IndexIVFPQ(
+        quantizer, width, parameters.nlist, parameters.pq_m, parameters.pq_bits, metric
+    )
+
+
+def unit_rows(store: RowStore, start: int, stop: int) -> np.ndarray:
+    """Rows start..stop scaled to unit length in float32 (zero rows stay zero)."""
+    norms = store.norms64[start:stop]
+    scales = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    return (store.vectors[start:stop] * scales[:, None].astype(np.float32)).astype(np.float32)
+
+
+def build_index(
+    store: RowStore,
+    parameters: IndexParameters,
+    held_out: np.ndarray,
+    progress: Progress | None = None,
+    seed: int = 0,
+) -> ApproximateIndex:
+    """Build an index of `store`'s rows; IVF lists are trained on rows not in `held_out`."""
+    started = time.perf_counter()
+    index = empty_index(parameters, store.width)
+    if not index.is_trained:
+        index.train(training_rows(store, parameters, held_out, seed))
+    for start in range(0, store.rows, ADD_ROWS):
+        stop = min(start + ADD_ROWS, store.rows)
+        index.add(unit_rows(store, start, stop))
+        if progress is not None:
+            progress(stop, store.rows)
+    return ApproximateIndex(index, parameters, time.perf_counter() - started)
+
+
+def training_rows(
+    store: RowStore, parameters: IndexParameters, held_out: np.ndarray, seed: int
+) -> np.ndarray:
+    """A seeded sample of unit rows with a direction, none of them held out for recall."""
+    candidates = np.setdiff1d(store.indexed, held_out, assume_unique=True)
+    count = min(candidates.size, max(parameters.nlist * TRAIN_PER_LIST, 10_000), MAX_TRAIN_ROWS)
+    rng = np.random.default_rng(seed)
+    chosen = np.sort(rng.choice(candidates, size=count, replace=False))
+    scales = (1 / store.norms64[chosen]).astype(np.float32)
+    return np.ascontiguousarray(store.vectors[chosen] * scales[:, None], dtype=np.float32)
+
+
+def write_index(index: ApproximateIndex, path: Path) -> None:
+    """Save the FAISS index to `path`."""
+    faiss.write_index(index.index, str(path))
+
+
+def read_index(path: Path, parameters: IndexParameters, rows: int, width: int) -> ApproximateIndex:
+    """A saved index, memory-mapped; TableLoadError unless it matches the table and kind."""
+    try:
+        index = faiss.read_index(str(path), READ_FLAGS)
+    except RuntimeError:
+        raise TableLoadError(path, "not a FAISS index file FAISS can read") from None
+    kind = kind_of(index)
+    problems = []
+    if index.ntotal != rows:
+        problems.append(f"it holds {index.ntotal} rows, the table {rows}")
+    if index.d != width:
+        problems.append(f"its width is {index.d}, the table's {width}")
+    if index.metric_type != faiss.METRIC_INNER_PRODUCT:
+        problems.append("its metric is not inner product")
+    if kind is None:
+        problems.append(f"its type {type(index).__name__} is not hnsw, ivf or ivfpq")
+    elif parameters.kind not in ("exact", kind):
+        problems.append(f"it is an {kind} index, the table asks for {parameters.kind}")
+    if problems:
+        raise TableLoadError(path, "does not match its table: " + "; ".join(problems))
+    assert kind is not None
+    built = parameters_of(index, kind, parameters)
+    built.check(rows, width, path)
+    return ApproximateIndex(index, built, build_seconds=0.0)
+
+
+def kind_of(index: Any) -> IndexKind | None:
+    """Which kind a FAISS index is, or None for one the service does not search."""
+    index = faiss.downcast_index(index)
+    if isinstance(index, faiss.IndexHNSWFlat):
+        return "hnsw"
+    if isinstance(index, faiss.IndexIVFPQ):
+        return "ivfpq"
+    if isinstance(index, faiss.IndexIVFFlat):
+        return "ivf"
+    return None
+
+
+def parameters_of(index: Any, kind: IndexKind, asked: IndexParameters) -> IndexParameters:
+    """The build parameters a read index has, with the search settings asked for."""
+    index = faiss.downcast_index(index)
+    if kind == "hnsw":
+        return replace(
+            asked,
+            kind=kind,
+            hnsw_m=int(index.hnsw.nb_neighbors(1)),
+            ef_construction=int(index.hnsw.efConstruction),
+        )
+    ivf = faiss.extract_index_ivf(index)
+    nprobe = asked.nprobe or max(1, ivf.nlist // 16)
+    built = replace(
+        asked,
+        kind=kind,
+        nlist=int(ivf.nlist),
+        nprobe=nprobe,
+        max_nprobe=asked.max_nprobe or ivf.nlist,
+    )
+    if kind == "ivfpq":
+        built = replace(built, pq_m=int(index.pq.M), pq_bits=int(index.pq.nbits))
+    return built

@@ -1,0 +1,273 @@
+"""The search: exact top-k cosine neighbours and analogies over a table's rows.
+
+Per-query preparation (normalising, means) runs on the server's event loop and deliberately
+avoids BLAS: OpenBLAS serialises calls from different threads, so a tiny dot product there would
+wait for a batch's large matrix product to finish (seen as a convoy in the profile).
+
+Zero rows (padding) have no direction, so they are left out of the index: they never appear as
+cosine neighbours, and using one as a query raises ZeroVector.
+
+A search runs in two steps. Candidates come from one pass over the float32 rows for the whole
+batch (kernels.py: a BLAS matrix product over the raw rows divided by their norms, or FAISS's
+IndexFlatIP); then each query's few
+candidates are rescored in float64 from the raw rows (rescoring.py). The reported scores are
+therefore the true cosines, and a query's answer is the same whether it ran alone or in a batch
+of any size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from service.engine.errors import InvalidQuery
+from service.engine.search.approximate import ApproximateIndex
+from service.engine.search.cosmul import cosmul
+from service.engine.search.kernels import RESCORE_MARGIN, KernelName, make_kernel
+from service.engine.search.queries import (
+    AnalogyMethod,
+    AnalogyQuery,
+    CosmulQuery,
+    NeighborQuery,
+    Neighbors,
+    SearchOptions,
+    Term,
+)
+from service.engine.search.rescoring import rescore
+from service.engine.search.terms import candidates_by_terms, mean_directions, shares_terms
+from service.engine.tables.rows import RowStore
+from service.engine.tables.table import EmbeddingTable
+
+__all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "SimilarityIndex", "Term"]
+
+SearchKernel = KernelName
+Prepared = NeighborQuery | CosmulQuery
+# With an approximate index, a `restrict` of at most this many rows is searched exhaustively:
+# a pass over them is cheap, and an index filtered to a few rows finds few of them.
+EXACT_RESTRICT_ROWS = 100_000
+
+
+class SimilarityIndex:
+    """Cosine search over one table's non-zero rows: exhaustive, or candidates from an
+    approximate index (set when it is built or read), rescored exactly either way."""
+
+    def __init__(
+        self,
+        table: EmbeddingTable,
+        kernel: KernelName = "blas",
+        approximate: ApproximateIndex | None = None,
+    ) -> None:
+        self.table = table
+        self.store = store = RowStore.of(table)
+        self.max_norm = float(store.norms64.max(initial=0.0))
+        self.kernel = make_kernel(kernel, store)
+        # Replaced in one assignment when a background build finishes: a search reads it once.
+        self.approximate = approximate
+
+    @property
+    def kind(self) -> str:
+        """How the rows are held and searched."""
+        if self.approximate is None:
+            return self.kernel.description
+        return f"approximate candidates from FAISS {self.approximate.kind}, rescored exactly"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the raw rows, their norms, the vocabulary, the kernel and any
+        approximate index."""
+        held = self.store.nbytes + self.table.vocabulary.nbytes + self.kernel.nbytes
+        return held + (0 if self.approximate is None else self.approximate.nbytes)
+
+    @property
+    def zero_rows(self) -> int:
+        """Rows with no direction, left out of the index."""
+        return int(self.store.zero.size)
+
+    def prepare(self, query: NeighborQuery) -> NeighborQuery:
+        """Validate a neighbour query and make its vector a unit direction."""
+        return replace(query, vector=self.store.direction(query.vector))
+
+    def prepare_analogy(self, query: AnalogyQuery) -> Prepared:
+        """Validate an analogy: `add` becomes a neighbour query of the mean direction."""
+        if query.method == "mul":
+            return self._prepare_cosmul(query)
+        if _rows_only_add(query):
+            return mean_directions(self.store, [query])[0]
+        return self._mean_direction(query)
+
+    def prepare_analogies(self, queries: Sequence[AnalogyQuery]) -> list[Prepared]:
+        """prepare_analogy for many queries; `add` ones over table rows are prepared at once."""
+        together = [i for i, query in enumerate(queries) if _rows_only_add(query)]
+        prepared: dict[int, Prepared] = {}
+        if together:
+            directions = mean_directions(self.store, [queries[i] for i in together])
+            prepared.update(zip(together, directions, strict=True))
+        return [
+            prepared[i] if i in prepared else self.prepare_analogy(q) for i, q in enumerate(queries)
+        ]
+
+    def neighbors(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
+        """Answer neighbour queries; every query is checked before any search runs."""
+        return self.search([self.prepare(query) for query in queries])
+
+    def analogies(self, queries: Sequence[AnalogyQuery]) -> list[Neighbors]:
+        """Answer analogy queries; every query is checked before any search runs."""
+        return self.search(self.prepare_analogies(queries))
+
+    def search(self, prepared: Sequence[Prepared]) -> list[Neighbors]:
+        """Answer prepared queries of both kinds, each kind in one batched pass."""
+        nearest = [(i, q) for i, q in enumerate(prepared) if isinstance(q, NeighborQuery)]
+        products = [(i, q) for i, q in enumerate(prepared) if isinstance(q, CosmulQuery)]
+        results: dict[int, Neighbors] = {}
+        if nearest:
+            found = self._nearest([q for _, q in nearest])
+            results.update(zip([i for i, _ in nearest], found, strict=True))
+        if products:
+            found = cosmul(self.store, self.kernel, [q for _, q in products])
+            results.update(zip([i for i, _ in products], found, strict=True))
+        return [results[i] for i in range(len(prepared))]
+
+    def similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+        """Cosine of each pair (left[i], right[i]) of rows."""
+        units = self.store.directions
+        return pair_cosines(units(left), units(right))
+
+    def similarity_matrix(self, rows: np.ndarray) -> np.ndarray:
+        """Cosine of every pair of `rows`, as a square matrix."""
+        return cosine_matrix(self.store.directions(rows))
+
+    def _nearest(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
+        """Answer prepared neighbour queries; those sharing `restrict` and search options
+        share one pass."""
+        results: list[Neighbors | None] = [None] * len(queries)
+        approximate = self.approximate
+        groups: dict[tuple[int | None, SearchOptions | None], list[int]] = {}
+        for i, query in enumerate(queries):
+            options = query.options if self._approximate(approximate, query) else None
+            groups.setdefault((query.restrict, options), []).append(i)
+        for (restrict, options), members in groups.items():
+            batch = [queries[i] for i in members]
+            if approximate is not None and options is not None:
+                found = self.approximate_search(approximate, batch, restrict, options)
+            else:
+                found = self._pass(batch, restrict)
+            for i, result in zip(members, found, strict=True):
+                results[i] = result
+        return [result for result in results if result is not None]
+
+    def _approximate(self, approximate: ApproximateIndex | None, query: NeighborQuery) -> bool:
+        """Whether a query takes its candidates from the approximate index."""
+        if approximate is None or query.options.exact:
+            return False
+        return query.restrict is None or query.restrict > EXACT_RESTRICT_ROWS
+
+    def approximate_search(
+        self,
+        approximate: ApproximateIndex,
+        queries: Sequence[NeighborQuery],
+        restrict: int | None,
+        options: SearchOptions,
+    ) -> list[Neighbors]:
+        """Candidates from the index, enough to leave k after the exclusions and zero rows,
+        rescored exactly."""
+        extra = max(len(q.exclude) for q in queries) + min(self.zero_rows, RESCORE_MARGIN)
+        depth = max(q.k for q in queries) + extra + RESCORE_MARGIN
+        directions = np.stack([q.vector for q in queries]).astype(np.float32)
+        rows = approximate.candidates(directions, depth, restrict, options)
+        return rescore(self.store, queries, rows)
+
+    def _pass(self, queries: Sequence[NeighborQuery], restrict: int | None) -> list[Neighbors]:
+        """One candidate pass for queries sharing `restrict`, then the exact rescoring."""
+        searchable = self.store.searchable(restrict)
+        directional = self.store.directional(restrict)
+        # Slack-selected candidates hold every row that can be in the exact top k, so no margin
+        # is needed here (FAISS's fixed cut adds its own). Excluded rows are left out of the
+        # selection itself, so k candidates suffice, not k plus every exclusion (256 queries
+        # with 1,000 exclusions each rescored 1,144 candidates apiece).
+        masked = self.kernel.masks_exclusions
+        extra = 0 if masked else max(len(q.exclude) for q in queries)
+        depth = min(directional, max(q.k for q in queries) + extra)
+        if depth == 0:
+            return [_empty() for _ in queries]
+        excluded = [self.store.positions_of(q.exclude) for q in queries]
+        positions: Sequence[np.ndarray] | np.ndarray
+        if shares_terms(queries, searchable):
+            positions = candidates_by_terms(
+                self.store, self.kernel, queries, depth, searchable, excluded
+            )
+        else:
+            directions = np.stack([q.vector for q in queries]).astype(np.float32)
+            positions = self.kernel.candidates(
+                directions, depth, searchable, excluded if masked else None
+            )
+        return rescore(self.store, queries, positions)
+
+    def _term_vectors(self, terms: Sequence[Term], unit: bool) -> np.ndarray:
+        """Terms as float64 rows: table rows unit-normalised; raw vectors as given, or unit."""
+        return np.stack([self._term_vector(term, unit) for term in terms])
+
+    def _term_vector(self, term: Term, unit: bool) -> np.ndarray:
+        if term.vector is not None:
+            if unit:
+                return self.store.direction(term.vector, "an analogy vector term")
+            return self.store.check_vector(term.vector).astype(np.float64)
+        if term.row is None:
+            raise InvalidQuery("an analogy term needs a row or a vector")
+        return self.store.directions(np.asarray([term.row]))[0]
+
+    def _mean_direction(self, query: AnalogyQuery) -> NeighborQuery:
+        """gensim's weighted mean of terms that include raw vectors, as a neighbour query.
+
+        Analogies over table rows only go through terms.mean_directions instead.
+        """
+        terms = query.positive + query.negative
+        if not terms:
+            raise InvalidQuery("an analogy needs at least one term")
+        signs = [1.0] * len(query.positive) + [-1.0] * len(query.negative)
+        weights = np.asarray([s * t.weight for s, t in zip(signs, terms, strict=True)])
+        mean = np.sum(weights[:, None] * self._term_vectors(terms, unit=False), axis=0)
+        direction = self.store.direction(mean, "the weighted mean of the analogy terms")
+        return NeighborQuery(
+            direction, query.k, query.input_rows(), query.restrict, options=query.options
+        )
+
+    def _prepare_cosmul(self, query: AnalogyQuery) -> CosmulQuery:
+        """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]."""
+        if not query.positive:
+            raise InvalidQuery("3CosMul needs at least one positive term")
+        terms = query.positive + query.negative
+        return CosmulQuery(
+            terms=self._term_vectors(terms, unit=True),
+            exponents=np.asarray([t.weight for t in terms], dtype=np.float64),
+            positives=len(query.positive),
+            k=query.k,
+            exclude=query.input_rows(),
+            restrict=query.restrict,
+        )
+
+
+def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Cosine of each pair (left[i], right[i]) of unit directions."""
+    return np.einsum("ij,ij->i", left, right)
+
+
+def cosine_matrix(units: np.ndarray) -> np.ndarray:
+    """Cosine of every pair of unit directions, as a square matrix."""
+    return units @ units.T
+
+
+def directions(query: Prepared) -> int:
+    """The work of a prepared query in directions scored against every row: a neighbour or
+    3CosAdd query has one, a 3CosMul query one per term."""
+    return len(query.terms) if isinstance(query, CosmulQuery) else 1
+
+
+def _empty() -> Neighbors:
+    return Neighbors(ids=np.empty(0, dtype=np.int64), scores=np.empty(0, dtype=np.float64))
+
+
+def _rows_only_add(query: AnalogyQuery) -> bool:
+    terms = query.positive + query.negative
+    return query.method == "add" and bool(terms) and all(t.vector is None for t in terms)

@@ -1,0 +1,293 @@
+"""Where candidate rows come from: a pass over the table's rows for a whole batch of directions.
+
+Two interchangeable kernels:
+- BlasKernel (default): scores the table's own raw float32 rows (memory-mapped for a prepared
+  table) with one BLAS matrix product per block of rows and divides by the rows' norms, so the
+  table is held once. It replaced a kernel that kept a second, unit-normalised copy of the rows
+  stored transposed (BENCHMARKS.md has both side by side: benchmarks/engine_throughput.py).
+- FaissKernel: a FAISS IndexFlatIP of the unit rows (its own copy) and FAISS's search; kept for
+  the A/B (`search_kernel=faiss`).
+
+Scores are float32 cosines known to within `error` of the true ones; candidate selection keeps
+every row within that slack of the k-th best, so the float64 rescoring that follows is exact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+import faiss
+import numpy as np
+
+from service.engine.search.topk import candidate_rows
+from service.engine.tables.rows import RowStore
+
+KernelName = Literal["blas", "faiss"]
+# Up to this many directions, one pass of inner products each beats a matrix product, which
+# first packs the whole table (1 thread, 30,522 x 384: 2.5 ms per vector with FAISS's
+# fvec_inner_products_ny over the raw rows, against 3.4 ms for numpy's matrix-vector product
+# and about 10 ms for any matrix product of 2 to 4; BENCHMARKS.md).
+SMALL_BATCH = 3
+# Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
+# slack, output scoring) could otherwise lose a near-tie to float32 rounding.
+RESCORE_MARGIN = 4
+# The most float32 scores a pass holds at once (directions x rows): a batch's temporaries stay
+# the same size whatever the table. Batches of up to 137 directions score the default table
+# (30,522 rows) in one block; a full batch of 256 takes two.
+SCORES_BUDGET = 16 * 2**20
+# float32 spacing at 1 (unit roundoff u = 2**-24).
+UNIT_ROUNDOFF = 2.0**-24
+# Directions are scaled by a power of two so that no float32 product of a row can overflow:
+# the largest row norm times the direction's is kept below this.
+LARGEST_SCALED_NORM = 2.0**64
+# A row whose float32 score could be off by more than this, through underflow (rows of tiny
+# norm), is not selected by its score: it is a candidate of every query and rescored exactly.
+UNDERFLOW_SLACK = 2.0**-30
+
+
+def rows_per_block(directions: int, rows: int) -> int:
+    """Rows scored at once for `directions` directions within SCORES_BUDGET."""
+    return max(1, min(rows, SCORES_BUDGET // (4 * max(1, directions))))
+
+
+Excluded = Sequence[np.ndarray] | None
+
+
+class Kernel(Protocol):
+    """Scores unit directions against the first `searchable` rows (positions are rows)."""
+
+    description: str
+    # Whether candidates() leaves out each query's excluded positions itself (then it needs
+    # only k candidates, not k plus the exclusions).
+    masks_exclusions: bool
+    # A bound on |score - true cosine| for a float32 unit direction.
+    error: float
+    # Rows whose scores are not to be trusted (0 in scores()): candidates of every query.
+    always: np.ndarray
+    # Rows that must never be selected by score: zero rows and `always`, sorted.
+    masked: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the kernel holds beyond the table's rows."""
+        ...
+
+    def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(batch, stop - start) float32 cosines with rows start..stop (0 for masked rows)."""
+        ...
+
+    def candidates(
+        self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
+    ) -> Sequence[np.ndarray] | np.ndarray:
+        """Per direction, rows of (at least) its `depth` best, unordered; -1 pads.
+
+        `excluded[i]`: rows direction i must not get (when masks_exclusions).
+        """
+        ...
+
+
+class BlasKernel:
+    """The raw rows scored by BLAS, each score divided by its row's norm."""
+
+    description = "exact inner product, BLAS matrix product over the raw rows"
+    masks_exclusions = True
+
+    def __init__(self, store: RowStore) -> None:
+        self.vectors = store.vectors
+        norms = store.norms64
+        largest = float(norms.max(initial=0.0))
+        # 2**exponent divides the directions when rows are large enough to overflow float32.
+        exponent = max(0, math.ceil(math.log2(largest / LARGEST_SCALED_NORM))) if largest else 0
+        self.direction_scale = np.float32(2.0**-exponent)
+        width = store.width
+        # Underflow: each of `width` products can lose 2**-150 absolutely (subnormals); in
+        # cosine units that is width * 2**-149 * 2**exponent / norm.
+        tiny = width * 2.0 ** (exponent - 149) / UNDERFLOW_SLACK
+        positive = norms > 0
+        reliable = norms >= tiny
+        self.always = np.flatnonzero(positive & ~reliable).astype(np.int64)
+        self.masked = np.flatnonzero(~reliable).astype(np.int64)
+        scales = np.zeros(norms.size, dtype=np.float32)
+        scales[reliable] = (2.0**exponent / norms[reliable]).astype(np.float32)
+        self.scales = scales
+        # The dot product (width terms, the direction rounded to float32 too), the scale's
+        # rounding and the multiplication by it: (width + 3) roundings of u, doubled for safety.
+        self.error = float32_dot_error(width + 3) + UNDERFLOW_SLACK
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the kernel holds beyond the table's rows: a float32 scale per row."""
+        return int(self.scales.nbytes + self.always.nbytes + self.masked.nbytes)
+
+    def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(batch, stop - start) float32 cosines with rows start..stop (0 for masked rows)."""
+        rows = self.vectors[start:stop]
+        scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
+        if len(directions) <= SMALL_BATCH:
+            dots = inner_products(np.ascontiguousarray(scaled, dtype=np.float32), rows)
+        else:
+            dots = scaled @ rows.T
+        dots *= self.scales[start:stop]
+        return dots
+
+    def candidates(
+        self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
+    ) -> list[np.ndarray]:
+        """Per direction, rows of its `depth` best and any that may tie with them, its
+        excluded rows left out."""
+        block = rows_per_block(len(directions), searchable)
+        if block >= searchable:
+            scores = self.mask(self.scores(directions, 0, searchable), excluded, 0)
+            found = candidate_rows(scores, depth, self.error)
+        else:
+            found = _blocked_candidates(self, directions, depth, searchable, block, excluded)
+        return with_always(found, self.always, searchable)
+
+    def mask(self, scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
+        """`scores` of rows start.. with masked rows and each query's exclusions at -inf."""
+        return mask_rows(mask(scores, excluded, start), self.masked, start)
+
+
+class FaissKernel:
+    """Unit rows in a FAISS IndexFlatIP, searched by FAISS."""
+
+    description = "exact inner product, FAISS IndexFlatIP (a unit copy of the rows)"
+    masks_exclusions = False
+
+    def __init__(self, store: RowStore) -> None:
+        width = store.width
+        self.index = faiss.IndexFlatIP(width)
+        scales = np.zeros(store.rows)
+        scales[store.indexed] = 1 / store.norms64[store.indexed]
+        for start in range(0, store.rows, 65_536):
+            chunk = store.vectors[start : start + 65_536] * scales[start : start + 65_536, None]
+            self.index.add(chunk.astype(np.float32))
+        # A read-only view of FAISS's own copy.
+        self.rows = faiss.rev_swig_ptr(self.index.get_xb(), store.rows * width).reshape(-1, width)
+        self.rows.flags.writeable = False
+        self.always = np.empty(0, dtype=np.int64)
+        self.masked = store.zero
+        # The dot product, plus the unit rows' own rounding.
+        self.error = float32_dot_error(width) + 2.0**-20
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the kernel holds beyond the table's rows: the unit copy."""
+        return int(self.rows.nbytes)
+
+    def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(batch, stop - start) float32 inner products with rows start..stop."""
+        return directions @ self.rows[start:stop].T
+
+    def candidates(
+        self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
+    ) -> np.ndarray:
+        """(batch, depth + margin) rows of each direction's best (ties cut arbitrarily).
+
+        FAISS cuts at a fixed count, so it returns RESCORE_MARGIN extra rows: float32 rounding
+        near the k-th place cannot then drop a true neighbour before the exact rescoring. Zero
+        rows score 0 and are dropped by the rescoring; they count in the margin.
+        """
+        depth = min(depth + RESCORE_MARGIN + int(self.masked.size), searchable)
+        params = None
+        if searchable < self.index.ntotal:
+            selector = faiss.IDSelectorRange(0, searchable)
+            params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
+        return self.index.search(directions, depth, params=params)[1]
+
+
+def _blocked_candidates(
+    kernel: BlasKernel,
+    directions: np.ndarray,
+    depth: int,
+    searchable: int,
+    block: int,
+    excluded: Excluded,
+) -> list[np.ndarray]:
+    """candidate_rows over blocks of rows, merged: the same rows as one pass over all of them.
+
+    A row dropped in its block scored below that block's depth-th best minus the slack, which
+    is at most the depth-th best of all rows minus the slack, so one pass would drop it too; and
+    every row of the overall depth best survives its block, so the merged bound is the same.
+    """
+    slack = kernel.error
+    positions: list[list[np.ndarray]] = [[] for _ in directions]
+    values: list[list[np.ndarray]] = [[] for _ in directions]
+    for start in range(0, searchable, block):
+        stop = min(start + block, searchable)
+        scores = kernel.mask(kernel.scores(directions, start, stop), excluded, start)
+        for query, columns in enumerate(candidate_rows(scores, min(depth, stop - start), slack)):
+            positions[query].append(columns + start)
+            values[query].append(scores[query, columns])
+    merged = []
+    for kept, scored in zip(positions, values, strict=True):
+        found, score = np.concatenate(kept), np.concatenate(scored)
+        if found.size > depth:
+            bound = np.partition(score, found.size - depth)[found.size - depth] - slack
+            found = found[score >= bound]
+        merged.append(found)
+    return merged
+
+
+def mask(scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
+    """`scores` (positions start..) with each row's excluded positions set to -inf, in place."""
+    if excluded is None:
+        return scores
+    stop = start + scores.shape[1]
+    for row, positions in enumerate(excluded):
+        inside = positions[(positions >= start) & (positions < stop)]
+        scores[row, inside - start] = -np.inf
+    return scores
+
+
+def inner_products(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(len(directions), len(rows)) float32 inner products, one streaming pass per direction.
+
+    FAISS's SIMD kernel over row-major rows: faster than BLAS's matrix-vector product on
+    them, which has to read each row as a column of the transposed matrix.
+    """
+    out = np.empty((len(directions), len(rows)), dtype=np.float32)
+    width = rows.shape[1]
+    for i, direction in enumerate(directions):
+        faiss.fvec_inner_products_ny(  # type: ignore[attr-defined]
+            faiss.swig_ptr(out[i]),
+            faiss.swig_ptr(direction),
+            faiss.swig_ptr(rows),
+            width,
+            len(rows),
+        )
+    return out
+
+
+def mask_rows(scores: np.ndarray, rows: np.ndarray, start: int) -> np.ndarray:
+    """`scores` (rows start..) with the columns of sorted `rows` set to -inf for every query."""
+    if rows.size:
+        stop = start + scores.shape[1]
+        inside = rows[np.searchsorted(rows, start) : np.searchsorted(rows, stop)]
+        scores[:, inside - start] = -np.inf
+    return scores
+
+
+def with_always(found: list[np.ndarray], always: np.ndarray, searchable: int) -> list[np.ndarray]:
+    """Each query's candidates plus the rows that are candidates of every query."""
+    extra = always[: np.searchsorted(always, searchable)]
+    if not extra.size:
+        return found
+    # A row is in `found` too only when every row was kept (a bound of -inf).
+    return [np.concatenate([rows, np.setdiff1d(extra, rows)]) for rows in found]
+
+
+def float32_dot_error(width: int, scale: float = 1.0) -> float:
+    """A bound on the rounding error of a float32 dot product of `width` terms.
+
+    |error| <= width * 2^-24 * sum |a_i b_i| <= width * 2^-24 * |a| |b|; doubled for safety.
+    `scale` is |a| |b| (1 for unit vectors).
+    """
+    return width * 2.0**-23 * scale
+
+
+def make_kernel(name: KernelName, store: RowStore) -> Kernel:
+    """The kernel called `name` over `store`'s rows."""
+    return BlasKernel(store) if name == "blas" else FaissKernel(store)

@@ -1,0 +1,186 @@
+"""EmbeddingTable: tokens, their ids (row numbers), raw float32 rows and per-token metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from service.engine.errors import TableLoadError, UnknownId, UnknownToken
+from service.engine.tables.vocabulary import TokenIds, Vocabulary
+
+if TYPE_CHECKING:
+    from service.engine.tables.checkpoints import Checkpoints
+    from service.engine.tables.text import HuggingFaceTokenizer
+
+MetadataValue = int | float | str
+_CHECK_ROWS = 65_536
+
+
+@dataclass(frozen=True, eq=False)
+class EmbeddingTable:
+    """An immutable embedding table; construction validates it or raises TableLoadError.
+
+    A prepared table (prepared.py) was validated when it was written: it is opened with
+    `checked=True` and its stored float64 norms, so opening never passes over its rows.
+    """
+
+    # Given as any sequence; held as a Vocabulary (the `vocabulary` property).
+    tokens: Sequence[str]
+    vectors: np.ndarray
+    metadata: Mapping[str, Sequence[MetadataValue]] = field(default_factory=dict)
+    source: str = "<memory>"
+    # The model's own tokenizer, when the table came with one that matches its rows.
+    tokenizer: HuggingFaceTokenizer | None = field(default=None, repr=False)
+    stored_norms: np.ndarray | None = field(default=None, repr=False)
+    checked: bool = field(default=False, repr=False)
+    # The earlier versions of these rows, when the table is the last of a checkpoint set.
+    checkpoints: Checkpoints | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tokens", Vocabulary.of(self.tokens))
+        if not self.checked:
+            object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
+            _check_tokens(self.vocabulary, self.rows, self.source)
+        _check_metadata(self.metadata, self.rows, self.source)
+        if self.checkpoints is not None:
+            _check_checkpoints(self.checkpoints, self.vectors.shape, self.source)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The tokens as a Vocabulary: compact arrays with exact and case-folded lookups."""
+        return cast(Vocabulary, self.tokens)
+
+    @property
+    def rows(self) -> int:
+        """Number of rows (vocabulary size)."""
+        return int(self.vectors.shape[0])
+
+    @property
+    def width(self) -> int:
+        """Number of components per row."""
+        return int(self.vectors.shape[1])
+
+    @property
+    def parameters(self) -> int:
+        """Number of stored parameters, rows x width."""
+        return self.rows * self.width
+
+    @cached_property
+    def norms64(self) -> np.ndarray:
+        """float64 L2 norm of every raw row: stored with a prepared table, else computed."""
+        if self.stored_norms is not None:
+            return self.stored_norms
+        return row_norms(self.vectors)
+
+    @cached_property
+    def norms(self) -> np.ndarray:
+        """L2 norm of every raw row (float32)."""
+        return self.norms64.astype(np.float32)
+
+    @property
+    def token_to_id(self) -> Mapping[str, int]:
+        """Exact token -> row number."""
+        return TokenIds(self.vocabulary)
+
+    @property
+    def folded_to_id(self) -> Mapping[str, int]:
+        """Case-folded token -> the lowest row number among its case variants."""
+        return TokenIds(self.vocabulary, folded=True)
+
+    def resolve(self, tokens: Iterable[str], case_insensitive: bool = False) -> np.ndarray:
+        """Row numbers of `tokens`; raises UnknownToken naming every token not found."""
+        ids, unknown = [], []
+        for token in tokens:
+            i = self.find(token, case_insensitive)
+            if i is None:
+                unknown.append(token)
+            ids.append(-1 if i is None else i)
+        if unknown:
+            raise UnknownToken(unknown)
+        return np.asarray(ids, dtype=np.int64)
+
+    def find(self, token: str, case_insensitive: bool = False) -> int | None:
+        """Row number of `token`, trying its case-folded form if asked; None when absent."""
+        i = self.vocabulary.find(token)
+        if i is None and case_insensitive:
+            i = self.vocabulary.find_folded(token)
+        return i
+
+    def check_ids(self, ids: Iterable[int]) -> np.ndarray:
+        """`ids` as an int64 array; raises UnknownId naming every id outside the rows."""
+        array = np.asarray(list(ids), dtype=np.int64)
+        bad = array[(array < 0) | (array >= self.rows)]
+        if bad.size:
+            raise UnknownId([int(i) for i in bad], self.rows)
+        return array
+
+    def metadata_of(self, row: int) -> dict[str, MetadataValue]:
+        """Every metadata column's value for one row."""
+        return {name: column[row] for name, column in self.metadata.items()}
+
+
+def row_norms(vectors: np.ndarray) -> np.ndarray:
+    """float64 L2 norm of every row, _CHECK_ROWS rows at a time (no float64 copy of the table)."""
+    norms = np.empty(len(vectors))
+    for start in range(0, len(vectors), _CHECK_ROWS):
+        chunk = vectors[start : start + _CHECK_ROWS]
+        np.einsum(
+            "ij,ij->i", chunk, chunk, dtype=np.float64, out=norms[start : start + _CHECK_ROWS]
+        )
+    return np.sqrt(norms, out=norms)
+
+
+def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
+    array = np.asarray(vectors)
+    if array.ndim != 2:
+        raise TableLoadError(source, f"expected a 2-D matrix of rows, got shape {array.shape}")
+    if array.shape[0] == 0 or array.shape[1] == 0:
+        raise TableLoadError(source, f"table is empty (shape {array.shape})")
+    if not np.issubdtype(array.dtype, np.floating):
+        raise TableLoadError(source, f"expected floating-point rows, got dtype {array.dtype}")
+    array = np.ascontiguousarray(array, dtype=np.float32)
+    bad_row = _first_non_finite_row(array)
+    if bad_row is not None:
+        raise TableLoadError(source, f"non-finite value (NaN or infinity) in row {bad_row}")
+    return array
+
+
+def _first_non_finite_row(array: np.ndarray) -> int | None:
+    # In blocks: one mask of the whole table would be a quarter of its size again.
+    for start in range(0, len(array), _CHECK_ROWS):
+        finite = np.isfinite(array[start : start + _CHECK_ROWS]).all(axis=1)
+        if not finite.all():
+            return start + int(np.flatnonzero(~finite)[0])
+    return None
+
+
+def _check_tokens(tokens: Vocabulary, rows: int, source: str) -> None:
+    if len(tokens) != rows:
+        raise TableLoadError(
+            source, f"vocabulary has {len(tokens)} tokens but the matrix has {rows} rows"
+        )
+    duplicates = tokens.duplicate_rows()
+    if duplicates is not None:
+        # Rows, not the tokens: a table's source may be a file that must not be quoted.
+        count, first, again = duplicates
+        raise TableLoadError(source, f"{count} duplicate token(s), e.g. rows {first} and {again}")
+
+
+def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: str) -> None:
+    for name, column in metadata.items():
+        if len(column) != rows:
+            raise TableLoadError(
+                source, f"metadata column {name!r} has {len(column)} values for {rows} rows"
+            )
+
+
+def _check_checkpoints(checkpoints: Checkpoints, shape: tuple[int, ...], source: str) -> None:
+    if len(checkpoints.labels) != len(checkpoints.earlier) + 1:
+        raise TableLoadError(source, "a checkpoint set needs one label per checkpoint")
+    for label, rows in zip(checkpoints.labels, checkpoints.earlier, strict=False):
+        if rows.shape != shape or rows.dtype != np.float32:
+            raise TableLoadError(source, f"checkpoint {label!r} is not float32 rows of {shape}")

@@ -1,0 +1,99 @@
+"""Answering lookup, similarity and scoring requests.
+
+Lookups and similarities run on a worker thread: copying hundreds of rows to JSON, or a matrix
+product, would otherwise hold the event loop (and OpenBLAS serialises with the batch worker).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from service.engine.search.cosine import cosine_matrix, pair_cosines
+from service.engine.search.queries import ScoreQuery
+from service.engine.search.scoring import prepare_score
+from service.metrics import timed
+from service.operations.context import Context
+from service.operations.resolve import Resolver, label, resolved, split_keys, vector_of
+from service.operations.serialize import dumps, lookup_items, mean_item, scores_json
+from service.schemas import common as schemas
+
+
+async def lookup(body: schemas.LookupRequest, context: Context) -> bytes:
+    """The JSON answer to a lookup: token (or text) -> id + row, or id -> token + row."""
+    resolver = Resolver(context.served, context.limits)
+    if body.tokens is not None:
+        context.limits.check_batch(len(body.tokens))
+        await resolved(context, resolver, *split_keys(body.tokens))
+        rows = [resolver.key_row(key) for key in body.tokens]
+    else:
+        ids = body.ids or []
+        context.limits.check_batch(len(ids))
+        rows = context.served.table.check_ids(ids).tolist()
+    keys: Sequence[Any] = body.tokens if body.tokens is not None else rows
+
+    def write() -> bytes:
+        with timed("lookup"):
+            vectors = body.encoding if body.include_vector else None
+            found = np.asarray([row for row in rows if row is not None], dtype=np.int64)
+            items = iter(lookup_items(context.served.table, found, vectors))
+            answer: list[dict[str, Any]] = [
+                next(items) if row is not None else _mean_item(resolver, key, vectors)
+                for key, row in zip(keys, rows, strict=True)
+            ]
+        return dumps({"matched": resolver.matched, "items": answer})
+
+    return await context.runtime.in_thread(write)
+
+
+def _mean_item(resolver: Resolver, key: Any, encoding: str | None) -> dict[str, Any]:
+    return mean_item(label(key), resolver.raw_vector(key), encoding)
+
+
+async def similarity(body: schemas.SimilarityRequest, context: Context) -> bytes:
+    """The JSON answer to a similarity request: cosines of pairs, or a matrix of tokens."""
+    resolver = Resolver(context.served, context.limits)
+    if body.pairs is not None:
+        context.limits.check_batch(len(body.pairs))
+        await resolved(context, resolver, *split_keys(key for pair in body.pairs for key in pair))
+        left = resolver.directions([a for a, _ in body.pairs])
+        right = resolver.directions([b for _, b in body.pairs])
+        with timed("similarity"):
+            scores = (await context.runtime.in_thread(pair_cosines, left, right)).tolist()
+        pairs = [
+            {"tokens": (label(a), label(b)), "score": s}
+            for (a, b), s in zip(body.pairs, scores, strict=True)
+        ]
+        return dumps({"matched": resolver.matched, "pairs": pairs})
+    assert body.tokens is not None
+    context.limits.check_batch(len(body.tokens))
+    context.limits.check_matrix(len(body.tokens))
+    await resolved(context, resolver, *split_keys(body.tokens))
+    directions = resolver.directions(body.tokens)
+    with timed("similarity"):
+        matrix = (await context.runtime.in_thread(cosine_matrix, directions)).tolist()
+    tokens = [label(key) for key in body.tokens]
+    return dumps({"matched": resolver.matched, "tokens": tokens, "matrix": matrix})
+
+
+async def score(body: schemas.ScoreRequest, context: Context) -> bytes:
+    """The JSON answer to output scoring: raw dot products with every row, top-k and target."""
+    resolver = Resolver(context.served, context.limits)
+    text = None if body.text is None else schemas.TextKey(text=body.text, pieces=body.pieces)
+    texts = [] if text is None else [(text.text, text.pieces)]
+    await resolved(context, resolver, [body.target] if body.target else [], texts)
+    target = resolver.row(body.target) if body.target else None
+    vector = resolver.raw_vector(text) if text else vector_of(body.vector, body.vector_b64)
+    query = ScoreQuery(
+        vector=vector.astype(np.float32),
+        k=context.limits.checked_k(body.k),
+        softmax=body.softmax,
+        temperature=body.temperature,
+        target=target,
+    )
+    index = context.served.index
+    scores = await context.runtime.score.submit((index, prepare_score(index, query)))
+    decode = context.served.text.decode if text else None
+    return scores_json(context.served.table, scores, resolver.matched, decode)

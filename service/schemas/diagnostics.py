@@ -1,0 +1,211 @@
+"""Request and response models of /diagnostics and /evaluate: which rows not to trust, and how
+good the table is overall.
+
+Hard ceilings live here; the configured limits (max_diagnostics_limit, max_batch,
+max_evaluation_questions, max_body_bytes) are checked by the runners and answered with 422
+LimitExceeded (413 for the body).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+
+from service.schemas.common import (
+    MAX_ITEMS,
+    NUMBER_ONLY,
+    Flag,
+    Matched,
+    Restrict,
+    Strict,
+    Token,
+    _exactly_one,
+    exactly_one_of,
+)
+
+# Long enough for any list of alternatives a person writes; RE2 bounds the compiled program.
+MAX_PATTERN_LENGTH = 256
+MAX_LIMIT = 100_000
+# The body limit (max_body_bytes, 4 MiB by default) is the real bound on an evaluation file.
+MAX_TEXT_LENGTH = 64 * 1024 * 1024
+BUILTIN_SETS = ("questions-words",)
+
+Fraction = Annotated[
+    float,
+    Field(
+        gt=0,
+        le=0.5,
+        allow_inf_nan=False,
+        description="Share of the ranked rows reported as suspects, in (0, 0.5].",
+    ),
+]
+
+
+class TokensReference(Strict):
+    """Reference rows named one by one (tokens known never to occur in training)."""
+
+    tokens: list[Token] = Field(min_length=1, max_length=MAX_ITEMS)
+
+
+class PatternReference(Strict):
+    """Reference rows: every token the pattern (RE2 syntax) matches somewhere in."""
+
+    pattern: str = Field(min_length=1, max_length=MAX_PATTERN_LENGTH)
+
+
+ReferenceChoice = Literal["default"] | TokensReference | PatternReference | None
+
+
+class DiagnosticsRequest(Strict):
+    reference: ReferenceChoice = Field(
+        "default",
+        description="default: the built-in pattern of unused/reserved tokens (BERT, Gemma, "
+        "Llama 3), or the norm indicator when it matches no row; {tokens} or {pattern}: your "
+        "reference rows; null: the norm indicator.",
+    )
+    fraction: Fraction = 0.02
+    tokens: list[Token] = Field(
+        default_factory=list,
+        max_length=MAX_ITEMS,
+        description="Rows to report on whatever their rank (at most max_batch).",
+    )
+    limit: Annotated[int, Field(ge=0, le=MAX_LIMIT), NUMBER_ONLY] | None = Field(
+        None,
+        description="Suspects in this page (at most max_diagnostics_limit); default 100, or "
+        "max_diagnostics_limit when that is lower.",
+    )
+    offset: Annotated[int, Field(ge=0, le=2**53), NUMBER_ONLY] = Field(
+        0, description="Suspects skipped before this page."
+    )
+
+
+class Indicator(Strict):
+    name: Literal["reference_cosine", "norm"]
+    why: str
+    reference_rows: int = Field(description="Reference rows used (0 for the norm indicator).")
+    reference_sample: list[str] = Field(description="The first reference tokens, in row order.")
+
+
+class RowReport(Strict):
+    token: str
+    id: int
+    indicator: float = Field(description="Cosine with the reference mean, or the row's norm.")
+    norm: float
+    percentile: float = Field(description="Share (%) of ranked rows at least as suspect.")
+    count: int | float | None = Field(None, description="The row's count, if the table has counts.")
+    metadata: dict[str, int | float | str | None] = Field(default_factory=dict)
+
+
+class TokenReport(RowReport):
+    suspect: bool = Field(description="Among the suspects, a reference row, or a zero row.")
+    reference: bool
+
+
+class NormSummary(Strict):
+    percentiles: dict[str, float] = Field(description="Norm at percentiles 1 to 99 of all rows.")
+    zero_rows: int
+    zero_tokens: list[str] = Field(description="The first zero rows' tokens (at most `limit`).")
+
+
+class SpearmanFigure(Strict):
+    rho: float
+    p_value: float
+    n: int
+
+
+class CountBin(Strict):
+    low: float
+    high: float
+    rows: int
+    norm_quartiles: tuple[float, float, float]
+
+
+class CountFigures(Strict):
+    column: str
+    rows: int = Field(description="Rows with a positive count: the rows correlated.")
+    spearman_norm: SpearmanFigure | None = Field(
+        None, description="log count vs norm; absent when undefined (under 3 rows, constant)."
+    )
+    spearman_indicator: SpearmanFigure | None = Field(
+        None, description="log count vs the indicator; absent when undefined."
+    )
+    bins: list[CountBin] = Field(description="Norm quartiles by count decile (rare first).")
+
+
+class DiagnosticsResponse(Matched):
+    indicator: Indicator
+    rows: int
+    ranked_rows: int = Field(description="Rows ranked: all but reference and zero rows.")
+    fraction: float
+    suspect_count: int
+    offset: int
+    limit: int
+    suspects: list[RowReport]
+    tokens: list[TokenReport]
+    norms: NormSummary
+    counts: CountFigures | None = Field(None, description="Present when the table has counts.")
+
+
+class EvaluateRequest(Strict):
+    model_config = exactly_one_of("analogies", "pairs", "builtin")
+
+    analogies: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TEXT_LENGTH,
+        description="questions-words.txt format: ': section' lines, then 'a b c expected'.",
+    )
+    pairs: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TEXT_LENGTH,
+        description="word<TAB>word<TAB>human score lines; '#' starts a comment line.",
+    )
+    builtin: Literal[BUILTIN_SETS] | None = Field(  # type: ignore[valid-type]
+        None, description="A set shipped with the service: questions-words (analogies)."
+    )
+    restrict: Restrict = Field(300_000, description="gensim's restrict_vocab.")
+    case_insensitive: Flag = Field(True, description="Compare words upper-cased, as gensim.")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        _exactly_one(self, ("analogies", "pairs", "builtin"))
+        return self
+
+
+class SectionScore(Strict):
+    section: str
+    correct: int
+    incorrect: int
+    accuracy: float
+
+
+class AnalogyEvaluationResponse(Strict):
+    kind: Literal["analogies"]
+    source: str
+    sections: list[SectionScore]
+    total: SectionScore
+    questions: int = Field(description="Well-formed questions in the file.")
+    oov: int = Field(description="Questions skipped for a word outside the first `restrict`.")
+    oov_percent: float
+    invalid_lines: int
+
+
+class CorrelationFigure(Strict):
+    r: float
+    p_value: float
+
+
+class PairsEvaluationResponse(Strict):
+    kind: Literal["pairs"]
+    source: str
+    pearson: CorrelationFigure
+    spearman: CorrelationFigure
+    pairs: int = Field(description="Pairs scored.")
+    oov: int
+    oov_percent: float
+    invalid_lines: int
+
+
+EvaluateResponse = AnalogyEvaluationResponse | PairsEvaluationResponse

@@ -1,0 +1,101 @@
+"""Request and response models of the projection routes (the explorer's picture).
+
+Hard ceilings live here; the configured limits (max_projection_points, max_batch) are checked
+by the routes and answered with 422 LimitExceeded.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+
+from service.schemas.common import (
+    MAX_ITEMS,
+    NUMBER_ONLY,
+    Base64Vector,
+    Matched,
+    Strict,
+    Token,
+    Vector,
+    _exactly_one,
+    exactly_one_of,
+)
+
+# The schema's ceiling; the configured max_projection_points (default 20,000) is lower.
+MAX_POINTS = 1_000_000
+
+Dims = Annotated[Literal[2, 3], NUMBER_ONLY, Field(description="2 or 3 coordinates per point.")]
+Points = Annotated[
+    int,
+    Field(ge=1, le=MAX_POINTS, description="Rows to plot (at most max_projection_points)."),
+    NUMBER_ONLY,
+]
+Seed = Annotated[int, Field(ge=0, le=2**32 - 1), NUMBER_ONLY]
+
+
+class TokenSelection(Strict):
+    """Plot exactly these tokens (at most max_projection_points)."""
+
+    tokens: list[Token] = Field(min_length=1, max_length=MAX_POINTS)
+
+
+class ProjectionRequest(Strict):
+    method: Literal["pca"] = Field("pca", description="PCA of the spherized rows.")
+    dims: Dims = 2
+    points: Points = 1000
+    selection: Literal["first", "random"] | TokenSelection = Field(
+        "first",
+        description="first: the first N rows (frequency order in word2vec, GloVe and projector "
+        "files); random: N rows drawn with `seed`; {tokens}: these rows. Zero rows are skipped.",
+    )
+    seed: Seed = Field(0, description="Seed of the random selection (not of the fit).")
+
+
+class ProjectRequest(Strict):
+    model_config = exactly_one_of("tokens", "vectors", "vectors_b64")
+
+    tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    vectors: list[Vector] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    vectors_b64: list[Base64Vector] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    dims: Dims = 2
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        _exactly_one(self, ("tokens", "vectors", "vectors_b64"))
+        return self
+
+
+class ProjectedPoint(Strict):
+    """A table row on the picture, with what the explorer shows when it is hovered."""
+
+    token: str
+    id: int
+    norm: float = Field(description="L2 norm of the raw row.")
+    x: float
+    y: float
+    z: float | None = None
+    metadata: dict[str, int | float | str | None] = Field(default_factory=dict)
+
+
+class ProjectedVector(Strict):
+    """A raw vector on the picture (normalised first, like every row)."""
+
+    x: float
+    y: float
+    z: float | None = None
+
+
+class ProjectionResponse(Matched):
+    method: Literal["pca"]
+    dims: int
+    explained_variance_ratio: list[float] = Field(
+        description="Share of the spherized sample's variance along each component."
+    )
+    sample_rows: int = Field(description="Rows the basis was fitted on (a seeded sample).")
+    points: list[ProjectedPoint]
+
+
+class ProjectResponse(Matched):
+    dims: int
+    points: list[ProjectedPoint | ProjectedVector]

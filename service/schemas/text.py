@@ -1,0 +1,106 @@
+"""Request and response models of /tokenize: text -> pieces (ids, offsets, words), and back.
+
+Hard ceilings live here; the configured limits (max_text_length, max_batch) are checked by the
+runner and answered with 422 LimitExceeded.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from service.schemas.common import (
+    MAX_ITEMS,
+    MAX_TEXT_LENGTH,
+    Flag,
+    Matched,
+    RowId,
+    Strict,
+    Text,
+    _exactly_one,
+    exactly_one_of,
+)
+
+TokenizerKind = Literal["huggingface", "vocabulary"]
+TOKENIZER = Field(
+    description="What split the text: the model's own tokenizer.json ('huggingface'), or the "
+    "table's vocabulary, one whitespace-separated word a row ('vocabulary')."
+)
+
+
+class TokenizeRequest(Strict):
+    model_config = exactly_one_of("text", "texts", "detokenize")
+
+    text: Text | None = None
+    texts: list[Text] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    detokenize: list[RowId] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TEXT_LENGTH,
+        description="The other way: ids (rows) -> text, through the model's decoder.",
+    )
+    add_special_tokens: Flag = Field(
+        False, description="Add the model's special tokens ([CLS] ... [SEP] for MiniLM)."
+    )
+    skip_special_tokens: Flag = Field(True, description="detokenize: leave special tokens out.")
+    include_vector: Flag = Field(False, description="Each piece's raw row too.")
+    encoding: Literal["float", "base64"] = Field(
+        "float", description="How rows are answered, as in lookup."
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        _exactly_one(self, ("text", "texts", "detokenize"))
+        return self
+
+
+class Piece(Strict):
+    """One piece of a text: the row it is, and where it comes from in the text."""
+
+    token: str
+    id: int
+    start: int = Field(
+        description="Character offset of the piece in the text (Unicode code points)."
+    )
+    end: int = Field(description="End offset, exclusive: text[start:end] is what became the piece.")
+    word: int | None = Field(
+        None, description="Which word of the text; absent for the special tokens a model adds."
+    )
+    vector: list[float] | None = None
+    vector_b64: str | None = None
+
+
+class TokenizedWord(Strict):
+    """A word of the text and whether it has a row of its own."""
+
+    word: int
+    text: str
+    start: int
+    end: int
+    pieces: int
+    one_row: bool = Field(description="True when the word is exactly one row of the table.")
+
+
+class TokenizedText(Strict):
+    text: str
+    pieces: list[Piece]
+    words: list[TokenizedWord]
+
+
+class TokenizeResponse(TokenizedText, Matched):
+    tokenizer: TokenizerKind = TOKENIZER
+
+
+class TokenizeBatchResponse(Matched):
+    tokenizer: TokenizerKind = TOKENIZER
+    results: list[TokenizedText]
+
+
+class DetokenizeResponse(Strict):
+    tokenizer: TokenizerKind = TOKENIZER
+    ids: list[int]
+    text: str
+
+
+TokenizeAnswer = TokenizeResponse | TokenizeBatchResponse | DetokenizeResponse

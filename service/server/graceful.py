@@ -1,0 +1,83 @@
+"""uvicorn's server with two signals of its own: SIGTERM drains before stopping, SIGHUP reloads.
+
+SIGTERM: readiness turns 503 at once while requests are still served for `drain_seconds`, so
+load balancers stop routing here; then uvicorn stops accepting connections, lets in-flight
+requests finish within its `timeout_graceful_shutdown`, and the process exits. SIGINT (Ctrl-C)
+skips the drain. SIGHUP re-reads the key files and reloads every table in the background, each
+swapped in atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections.abc import Generator
+from types import FrameType
+
+import uvicorn
+
+from service.api.middleware.access import KeyRing
+from service.engine.served import Registry
+from service.loading.tables import TableLoader
+
+LOGGER = logging.getLogger("service.server.graceful")
+
+
+class GracefulServer(uvicorn.Server):
+    """A uvicorn.Server that drains on SIGTERM and reloads tables on SIGHUP."""
+
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        registry: Registry,
+        loader: TableLoader,
+        keys: KeyRing,
+        drain_seconds: float,
+    ) -> None:
+        super().__init__(config)
+        self.registry = registry
+        self.loader = loader
+        self.keys = keys
+        self.drain_seconds = drain_seconds
+        self.exit_at: float | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """First SIGTERM: unready, then stop after the drain; anything else: uvicorn's way."""
+        self.registry.drain()
+        if sig == signal.SIGTERM and self.exit_at is None and not self.should_exit:
+            LOGGER.info("SIGTERM: readiness is 503; stopping in %.1f s", self.drain_seconds)
+            self.exit_at = time.monotonic() + self.drain_seconds
+            return
+        super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn's tick (every 0.1 s), which also ends the drain when its time is up."""
+        if self.exit_at is not None and time.monotonic() >= self.exit_at:
+            self.should_exit = True
+        return await super().on_tick(counter)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        """uvicorn's SIGINT/SIGTERM handlers, plus SIGHUP for a reload."""
+        with super().capture_signals():
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = signal.signal(signal.SIGHUP, self.handle_reload)
+            try:
+                yield
+            finally:
+                signal.signal(signal.SIGHUP, previous)
+
+    def handle_reload(self, sig: int, frame: FrameType | None) -> None:
+        """Re-read the key files, then reload every table on a background thread; serving goes
+        on meanwhile."""
+        LOGGER.info("SIGHUP: reloading the key files and every table")
+        threading.Thread(target=self._reload, name="reload", daemon=True).start()
+
+    def _reload(self) -> None:
+        self.keys.reload()
+        self.loader.reload_all()

@@ -1,0 +1,353 @@
+"""Connection guards below the ASGI app: bounded request heads, head and body deadlines, a bound
+on open connections, clients that never read, and cheap refusals at the in-flight limit.
+
+uvicorn's httptools protocol reads a request head of any size, keeps a connection that never
+completes a head or a body open forever, and accepts connections until the process runs out of
+file descriptors, after which every new connection (health probes included) is refused. Under
+a flood, refusing each request through the whole middleware stack took most of the one event
+loop's time. GuardedProtocol adds, per connection:
+
+- a head larger than `max_header_bytes` gets 431 and the connection is closed;
+- a head not complete within `header_timeout` of the connection opening (or of its previous
+  answer) closes the connection, with 408 if part of a head arrived; a body not complete within
+  `body_timeout` of its head gets 408 and the connection is closed. Deadlines are timestamps
+  checked by one sweep a second (guards.py), so a request costs no timer;
+- past `max_connections` open connections, a new one closes the connection idle or waiting
+  longest for a head, or itself when every one has a request in progress: the process never
+  runs out of descriptors, and probes keep getting in;
+- a client that does not read its answers (its write buffer stays above asyncio's high-water
+  mark) is cut off after `send_timeout`, and past `max_stalled` such connections the one
+  stalled longest is cut off at once: answers buffered for clients that never read stay bounded;
+- a table request that arrives while the in-flight count is at its limit is answered 429 at
+  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics; its
+  connection is then not read for the Retry-After it was given. A client that honours
+  Retry-After loses nothing; one that resends at once (wrk does) no longer makes the server
+  spend its CPU refusing thousands of requests a second instead of answering the admitted ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from http import HTTPStatus
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from service import metrics
+from service.api.middleware.admission import BOUNDED_PREFIX
+from service.api.middleware.metrics import template_of
+from service.engine.errors import EngineError
+from service.errors import (
+    BodyTimeout,
+    FramingTooLarge,
+    HeadersTooLarge,
+    HeadTimeout,
+    TrailersRefused,
+)
+from service.server.guards import ConnectionGuard, encoded
+
+__all__ = ["ConnectionGuard", "GuardedProtocol", "protocol_for"]
+
+
+def protocol_for(guard: ConnectionGuard) -> type[GuardedProtocol]:
+    """A protocol class for uvicorn.Config(http=...) bound to `guard`."""
+    return type("GuardedProtocol", (GuardedProtocol,), {"guard": guard})
+
+
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with the guards of the module docstring."""
+
+    guard: ConnectionGuard
+    # When this connection started waiting for a head (opened, or answered its last request);
+    # None while a request is read or answered. Set through wait() and stop_waiting(), which
+    # keep guard.waiting in the same order.
+    waiting_since: float | None = None
+    deferred: Any = None  # a pipelined request held while the client does not read
+    # When the head of a request whose body has not all arrived was complete.
+    body_since: float | None = None
+    # The request being read: its bytes that are not body (head, chunk-size lines, trailers),
+    # counted per read; its head counted exactly by the parser's callbacks; its body's size.
+    framing = 0
+    head_size = 0
+    body_size = 0
+    in_head = False  # between its first byte and the end of its head
+    trailers = False  # it sent header fields after its body
+    began_in_read = False
+    body_in_read = 0
+    send_timer: asyncio.TimerHandle | None = None
+    running: Any = None  # the request cycle being answered
+    shed = False  # the request being answered was refused at the in-flight limit
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        """Start waiting for the first head; make room when at the connection bound."""
+        super().connection_made(CoalescedWrites(transport, self.loop))  # type: ignore[arg-type]
+        self.wait()
+        self.guard.watch(self.connections, self.loop)
+        if len(self.connections) > self.guard.max_connections:
+            self._make_room()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Forget any stall or wait with the connection."""
+        self._unstall()
+        self.stop_waiting()
+        self.deferred = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        """Count the bytes that are not body; refuse a request whose head, chunk framing or
+        trailers outgrow their bounds (every request, pipelined ones included)."""
+        self.began_in_read = False
+        self.body_in_read = 0
+        super().data_received(data)
+        if not self.began_in_read:
+            # A read in which a request began is counted by the parser's callbacks instead: its
+            # start may hold the end of the request before.
+            self.framing += len(data) - self.body_in_read
+        if not self.transport.is_closing():
+            error = self._framing_error()
+            if error is not None:
+                self._refuse_framing(error)
+
+    def on_message_begin(self) -> None:
+        """A request's first byte: its count of bytes that are not body starts from zero."""
+        super().on_message_begin()
+        self.began_in_read = True
+        self.in_head = True
+        self.framing = self.head_size = self.body_size = 0
+        self.trailers = False
+
+    def on_url(self, url: bytes) -> None:
+        """Part of the request line: counted against max_header_bytes."""
+        self.head_size += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """A header field, counted; one after the head is a trailer, which is refused."""
+        if not self.in_head:
+            self.trailers = True  # refused once the parser returns; never kept
+            return
+        self.head_size += len(name) + len(value) + 4
+        super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        """The head is in: its body, if any, now has body_timeout to arrive."""
+        self.stop_waiting()
+        self.in_head = False
+        self.body_since = time.monotonic()
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        """Body bytes: bounded by max_body_bytes in the app, not counted as framing."""
+        self.body_in_read += len(body)
+        self.body_size += len(body)
+        super().on_body(body)
+
+    def _framing_error(self) -> EngineError | None:
+        """What is wrong with the bytes of the request being read, if anything."""
+        limit = self.guard.max_header_bytes
+        if self.trailers:
+            return TrailersRefused()
+        if self.in_head or self.body_since is None:
+            too_large = max(self.head_size, self.framing) > limit
+            return HeadersTooLarge(limit) if too_large else None
+        # Chunk-size lines and extensions may not outgrow the body (plus a head's worth).
+        return FramingTooLarge(limit) if self.framing > 2 * limit + self.body_size else None
+
+    def _refuse_framing(self, error: EngineError) -> None:
+        reason = "headers_too_large" if isinstance(error, HeadersTooLarge) else "bad_framing"
+        metrics.CONNECTIONS_CLOSED.labels(reason).inc()
+        answering = self.running
+        earlier = answering is not None and (self.in_head or answering is not self.cycle)
+        if earlier and not answering.response_complete:
+            self.abort()  # an earlier request's answer is on its way: no room for ours
+        else:
+            self.refuse(error)
+
+    def on_message_complete(self) -> None:
+        """The request is in: bytes from here on are the next request's."""
+        super().on_message_complete()
+        self.body_since = None
+        self.framing = 0
+
+    def on_response_complete(self) -> None:
+        """Answered: wait for the next head (unless a pipelined request is next); after a
+        refusal at the in-flight limit, not before its Retry-After has passed."""
+        if not self.pipeline:
+            self.wait()
+        super().on_response_complete()
+        if self.shed and not self.transport.is_closing():
+            self.shed = False
+            self.flow.pause_reading()
+            self.loop.call_later(self.guard.in_flight.retry_after, self._read_again)
+
+    def _read_again(self) -> None:
+        if not self.transport.is_closing():
+            self.wait()  # the head deadline starts over
+            self.flow.resume_reading()
+
+    def pause_writing(self) -> None:
+        """The client stopped reading: give it `send_timeout`, within `max_stalled` of them."""
+        super().pause_writing()
+        stalled = self.guard.stalled
+        stalled[self] = time.monotonic()
+        self.send_timer = self.loop.call_later(self.guard.send_timeout, self._cut_off)
+        if len(stalled) > self.guard.max_stalled:
+            oldest = min(stalled, key=stalled.__getitem__)
+            metrics.CONNECTIONS_CLOSED.labels("stalled_limit").inc()
+            oldest.abort()
+
+    def resume_writing(self) -> None:
+        """The client reads again: so does the server, and a held request starts."""
+        self._unstall()
+        super().resume_writing()
+        if self.deferred is not None:
+            cycle, app = self.deferred
+            self.deferred = None
+            self._start_asgi_task(cycle, app)
+
+    def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        """Run the app, or the cheap 429 when a table request finds the in-flight limit full."""
+        if self.running is not None:
+            self.transport.flush()  # type: ignore[attr-defined]  # so write_paused is current
+        if self.flow.write_paused and self.running is not None:
+            # A pipelined request of a client that is not reading its answers: no work for it
+            # until it reads (resume_writing), or is cut off.
+            self.deferred = (cycle, app)
+            return
+        path: str = cycle.scope.get("path", "")
+        if path.startswith(BOUNDED_PREFIX) and self.guard.in_flight.full():
+            app = self._shed
+            self.shed = True
+        self.running = cycle
+        super()._start_asgi_task(cycle, app)
+
+    async def _shed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = time.perf_counter()
+        error = self.guard.in_flight.overloaded()
+        status, headers, body = encoded(error)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+        route = template_of(scope["path"], self.guard.templates)
+        labels = (route, scope["method"], f"{status // 100}xx")
+        metrics.REQUEST_SECONDS.labels(*labels).observe(time.perf_counter() - started)
+        metrics.REQUESTS.labels(*labels).inc()
+        metrics.ERRORS.labels(error.type).inc()
+
+    def check_deadlines(self, now: float) -> None:
+        """Close the connection if its head or body is overdue (called by the guard's sweep)."""
+        if self.transport.is_closing():
+            return
+        if self.waiting_since is not None and now - self.waiting_since > self.guard.header_timeout:
+            metrics.CONNECTIONS_CLOSED.labels("header_timeout").inc()
+            if self.in_head:
+                self.refuse(HeadTimeout(self.guard.header_timeout))
+            else:
+                self.transport.close()
+        elif self.body_since is not None and now - self.body_since > self.guard.body_timeout:
+            metrics.CONNECTIONS_CLOSED.labels("body_timeout").inc()
+            if self.running is not None and self.running.response_started:
+                self.abort()  # answered already (say, refused early): nothing more to say
+            else:
+                self.refuse(BodyTimeout(self.guard.body_timeout))
+
+    def abort(self) -> None:
+        """Drop the connection and what it buffered (close() would wait to send it first)."""
+        self._unstall()
+        self._disconnect_requests()
+        self.transport.abort()
+
+    def refuse(self, error: EngineError) -> None:
+        """Answer `error` in the envelope and close the connection, outside any request."""
+        status, headers, body = encoded(error)
+        lines = [b"HTTP/1.1 %d %s\r\n" % (status, HTTPStatus(status).phrase.encode())]
+        lines += [name + b": " + value + b"\r\n" for name, value in headers]
+        self.transport.write(b"".join([*lines, b"connection: close\r\n\r\n", body]))
+        self._disconnect_requests()
+        self.transport.close()
+        metrics.ERRORS.labels(error.type).inc()
+        self.stop_waiting()
+        self.body_since = None
+
+    def _disconnect_requests(self) -> None:
+        """Tell every request of this connection that its client is gone: their sends are
+        skipped rather than written to a closed transport, and a read returns at once."""
+        # The cycle answering now may be older than self.cycle when requests are pipelined.
+        cycles = [self.running, self.cycle, *(cycle for cycle, _ in self.pipeline)]
+        for cycle in cycles:
+            if cycle is not None:
+                cycle.disconnected = True
+                cycle.message_event.set()
+
+    def wait(self) -> None:
+        """Start waiting for a head (the deadline and the eviction order count from now)."""
+        self.waiting_since = time.monotonic()
+        self.guard.waiting.pop(self, None)
+        self.guard.waiting[self] = None  # newest last
+
+    def stop_waiting(self) -> None:
+        """A head is in (or the connection is going): no longer waiting."""
+        self.waiting_since = None
+        self.guard.waiting.pop(self, None)
+
+    def _make_room(self) -> None:
+        """Close the connection waiting longest for a head; this one if none is waiting.
+
+        guard.waiting is kept in the order waiting began, so this takes no scan of every
+        connection (a burst of 2,000 against 900 open took one per new connection).
+        """
+        victim = next((c for c in self.guard.waiting if c is not self), self)
+        metrics.CONNECTIONS_CLOSED.labels("connection_limit").inc()
+        victim.stop_waiting()
+        victim.transport.close()
+
+    def _cut_off(self) -> None:
+        metrics.CONNECTIONS_CLOSED.labels("send_timeout").inc()
+        self.abort()
+
+    def _unstall(self) -> None:
+        self.guard.stalled.pop(self, None)
+        if self.send_timer is not None:
+            self.send_timer.cancel()
+            self.send_timer = None
+
+
+class CoalescedWrites:
+    """A connection's transport whose writes within one loop turn go out as one.
+
+    uvicorn writes a response's head and body separately, and asyncio's selector transport
+    makes one send() system call per write: under load those calls were a third of the event
+    loop's time (py-spy, cached token queries). Gathering a turn's writes halves them.
+    """
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self.pending: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        """Send `data` with whatever else is written this turn."""
+        if not self.pending:
+            self.loop.call_soon(self.flush)
+        self.pending.append(data)
+
+    def flush(self) -> None:
+        """Hand this turn's writes to the transport as one."""
+        if self.pending and not self.transport.is_closing():
+            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
+            self.transport.write(data)
+        self.pending = []
+
+    def close(self) -> None:
+        """Close after sending what was written."""
+        self.flush()
+        self.transport.close()
+
+    def abort(self) -> None:
+        """Close at once, dropping what was written."""
+        self.pending = []
+        self.transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transport, name)

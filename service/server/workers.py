@@ -1,0 +1,129 @@
+"""Several server processes on one port: `workers = N`.
+
+The parent binds the port once and starts N copies of the same `serve` command, each handed the
+listening socket (`--listen-fd`): the kernel gives each connection to whichever worker accepts
+it first. Until the first worker is ready it answers 503 (service/starting.py); a later worker
+loads without accepting anything. Workers start one after another, each once the previous one
+has loaded its tables (it says so on a pipe, `--ready-fd`): the first serves as soon as one
+process could, loads do not compete for the two cores, and a bad table stops start-up after one
+worker's one-line error. Each worker is a whole server (its custom protocol and event loop, its
+batchers, its share of the answer cache) and loads the tables itself; a prepared table is
+memory-mapped, so the workers share one copy of its rows in the page cache. The parent only
+passes signals on: SIGTERM and SIGINT to every worker (each drains as a single server does),
+SIGHUP to every worker that is ready (each reloads its tables). A worker that fails to start
+(exit code 2: a bad table) stops them all with that code; one that dies later is started again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from types import FrameType
+
+LOGGER = logging.getLogger("service.server.workers")
+START_FAILED = 2
+READY = b"1"
+# A worker that dies sooner than this after starting is not started again (a crash loop).
+MIN_LIFETIME_SECONDS = 10.0
+
+
+class Supervisor:
+    """Starts the workers, passes signals on, and waits for them."""
+
+    def __init__(self, argv: Sequence[str], sock: socket.socket, workers: int) -> None:
+        self.argv = list(argv)
+        self.sock = sock
+        self.workers = workers
+        self.children: dict[int, tuple[subprocess.Popen[bytes], float]] = {}
+        self.stopping = False
+        # Workers that have loaded their tables: a SIGHUP goes only to them (one still
+        # starting has no handler yet, and loads the files as they are now anyway).
+        self.ready: set[int] = set()
+
+    def command(self, slot: int, ready_fd: int) -> list[str]:
+        """The worker's command line: the same serve command, with the socket's descriptor and
+        the pipe it reports readiness on."""
+        fd = str(self.sock.fileno())
+        command = [sys.executable, "-m", "service", *self.argv, "--listen-fd", fd,
+                   "--ready-fd", str(ready_fd), "--worker", str(slot)]  # fmt: skip
+        # Only while no worker serves does a loading one answer 503: else it would take
+        # connections from the ones that can answer them.
+        return command if not self.ready else [*command, "--quiet-load"]
+
+    def start(self, slot: int) -> bool:
+        """Start (or restart) worker `slot` and wait until it has loaded its tables; False when
+        it exited instead."""
+        read_end, write_end = os.pipe()
+        try:
+            child = subprocess.Popen(
+                self.command(slot, write_end), pass_fds=(self.sock.fileno(), write_end)
+            )
+        finally:
+            os.close(write_end)
+        self.children[slot] = (child, time.monotonic())
+        self.ready.discard(slot)
+        with os.fdopen(read_end, "rb") as ready:
+            if ready.read(1) != READY:
+                return False
+        self.ready.add(slot)
+        return True
+
+    def forward(self, sig: int, frame: FrameType | None = None) -> None:
+        """Pass a signal to every worker; SIGTERM and SIGINT also stop restarts."""
+        if sig in (signal.SIGTERM, signal.SIGINT):
+            self.stopping = True
+        for slot, (child, _) in self.children.items():
+            if child.poll() is None and (sig != signal.SIGHUP or slot in self.ready):
+                child.send_signal(sig)
+
+    def run(self) -> int:
+        """Run until every worker has exited; the exit code of the server."""
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, self.forward)
+        for slot in range(self.workers):
+            if not self.start(slot) or self.stopping:
+                break
+        code = 0
+        while self.children:
+            time.sleep(0.2)
+            for slot, (child, started) in list(self.children.items()):
+                status = child.poll()
+                if status is None:
+                    continue
+                del self.children[slot]
+                code = self._after_exit(slot, status, started) or code
+        return code
+
+    def _after_exit(self, slot: int, status: int, started: float) -> int:
+        """React to worker `slot` exiting with `status`: a code to exit with, or 0."""
+        if self.stopping:
+            return status if status not in (0, -signal.SIGTERM, -signal.SIGINT) else 0
+        short_lived = time.monotonic() - started < MIN_LIFETIME_SECONDS
+        if status == START_FAILED:  # it said why in one line
+            self.forward(signal.SIGTERM)
+            return START_FAILED
+        if short_lived:
+            LOGGER.error("worker %d exited with %d at start: stopping every worker", slot, status)
+            self.forward(signal.SIGTERM)
+            return max(1, status)
+        LOGGER.error("worker %d exited with %d; starting another", slot, status)
+        self.start(slot)
+        return 0
+
+
+def run_workers(argv: Sequence[str], sock: socket.socket, workers: int) -> int:
+    """Serve with `workers` processes on `sock`."""
+    return Supervisor(argv, sock, workers).run()
+
+
+def report_ready(fd: int | None) -> None:
+    """In a worker: tell the parent the tables are loaded."""
+    if fd is not None:
+        os.write(fd, READY)
+        os.close(fd)
