@@ -22,7 +22,7 @@ from benchmarks.engine_throughput import blas_description
 from service.config import default_table
 from service.engine.analysis.evaluation import evaluate_analogies, read_questions
 from service.engine.loaders import load_huggingface
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 
 REPEATS = 3
 
@@ -31,7 +31,7 @@ def main() -> int:
     """Time both evaluations and compare their accuracy."""
     logging.disable(logging.INFO)
     table = load_huggingface(default_table().path)
-    index = SimilarityIndex(table)
+    index = CosineSearch(table)
     vectors = KeyedVectors(vector_size=table.width)
     vectors.add_vectors(list(table.tokens), table.vectors.copy())
     path = Path(datapath("questions-words.txt"))

@@ -101,9 +101,9 @@ def raw_loads(source: Path, prepared: Path, saved: Path) -> None:
 OURS_OPEN = """
 import sys, time
 from service.engine.loaders import load_table
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 started = time.perf_counter()
-index = SimilarityIndex(load_table(sys.argv[1]))
+index = CosineSearch(load_table(sys.argv[1]))
 print(time.perf_counter() - started)
 """
 GENSIM_OPEN = """

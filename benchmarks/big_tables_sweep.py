@@ -1,7 +1,7 @@
 """In-process phases of benchmarks/big_tables.py: bandwidth, index builds, recall against q/s.
 
 Everything runs through the service's own code (load_table of the prepared folder,
-SimilarityIndex.search, Indexing.build, the recall truth saved with each index), BLAS and
+CosineSearch.search, Indexing.build, the recall truth saved with each index), BLAS and
 OpenMP held to one thread as served, except the builds, which use every core as
 `embedding-service index build` does.
 """
@@ -22,7 +22,7 @@ from service.engine.indexes.files import load_index, save_index
 from service.engine.indexes.recall import Truth, held_out_rows, measure_recall, queries_of
 from service.engine.loaders import load_table
 from service.engine.search.approximate import IndexParameters
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import SearchOptions
 from service.engine.tables.prepared import fingerprint
 from service.runtime.runtime import limit_compute_threads
@@ -62,7 +62,7 @@ def bandwidth_phase(
     """The exact path's passes over the rows against plain numpy reads of the same rows."""
     phase("3. exact path against a plain numpy read of the same rows (1 thread, warm)")
     limit_compute_threads(1)
-    index = SimilarityIndex(load_table(prepared))
+    index = CosineSearch(load_table(prepared))
     rows = index.table.vectors
     gigabytes = rows.nbytes / 1e9
     reads = {
@@ -110,7 +110,7 @@ def build_phase(
     builds = {}
     for kind, out in (("hnsw", prepared / "index.faiss"), ("ivf", folder / "ivf.faiss")):
         parameters = IndexParameters(kind=kind).resolved(table.rows, table.width, prepared)  # type: ignore[arg-type]
-        indexing = Indexing(SimilarityIndex(table), parameters)
+        indexing = Indexing(CosineSearch(table), parameters)
         started = time.perf_counter()
         approximate = indexing.build(ProgressBar(f"building {kind}", table.rows).update)
         total = time.perf_counter() - started
@@ -141,7 +141,7 @@ def sweep_phase(
     phase("4b. recall@10 against queries/s in-process (1 thread, 200 held-out token queries)")
     limit_compute_threads(1)
     table = load_table(prepared)
-    index = SimilarityIndex(table)
+    index = CosineSearch(table)
     sweeps: dict[str, list[dict[str, Any]]] = {}
     for kind, path, option, values in (
         ("hnsw", prepared / "index.faiss", "ef_search", HNSW_EF),
@@ -161,7 +161,7 @@ def sweep_phase(
     results["sweeps"] = sweeps
 
 
-def _worst_hnsw(index: SimilarityIndex, truth: Truth, say: Say) -> dict[str, float]:
+def _worst_hnsw(index: CosineSearch, truth: Truth, say: Say) -> dict[str, float]:
     """Seconds of the worst HNSW request the default bounds allow: k = max_k with max_exclude
     exclusions at max_ef_search, alone and WORST_BATCH of them in one request."""
     rng = np.random.default_rng(3)
@@ -182,7 +182,7 @@ def _worst_hnsw(index: SimilarityIndex, truth: Truth, say: Say) -> dict[str, flo
 
 
 def _point(
-    index: SimilarityIndex, truth: Truth, kind: str, option: str, value: int, seconds: float,
+    index: CosineSearch, truth: Truth, kind: str, option: str, value: int, seconds: float,
     say: Say,
 ) -> dict[str, Any]:  # fmt: skip
     options = SearchOptions(**{option: value})

@@ -38,9 +38,10 @@ from service.engine.analysis.diagnostics import TableDiagnostics
 from service.engine.analysis.indicators import rank, reference_cosines
 from service.engine.analysis.references import matching_rows
 from service.engine.loaders import load_huggingface, load_projector
-from service.engine.served import Registry, ServedTable
+from service.engine.served import ServedTable
 from service.engine.tables.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
+from service.loading.registry import Registry
 from service.operations.diagnostics import diagnostics_answer, evaluation_answer
 from service.operations.limits import Limits
 from service.operations.serialize import dumps
@@ -49,7 +50,7 @@ from service.schemas.diagnostics import DiagnosticsRequest, EvaluateRequest
 FRACTION = 0.02
 REPEATS = 3
 EVEN, ODD = r"^\[unused\d*[02468]\]$", r"^\[unused\d*[13579]\]$"
-LIMITS = Limits.from_settings(Settings())
+LIMITS = Limits(Settings())
 
 
 def held_out_scores(table: EmbeddingTable) -> None:
@@ -151,7 +152,7 @@ def peak_memory(work: Callable[[], Any]) -> float:
 def costs(name: str, loader: Callable[[], EmbeddingTable], pattern: str) -> ServedTable:
     """Time of the default diagnostics (fresh each run) and of a caller's own pattern."""
     served = serve(loader, name)
-    store = served.index.store
+    store = served.search.store
 
     def fresh() -> Any:
         return TableDiagnostics(served.table, store).warm()

@@ -21,18 +21,18 @@ import numpy as np
 from benchmarks.legacy_kernel import TransposedUnitKernel
 from service.config import default_table
 from service.engine.loaders import load_huggingface
-from service.engine.search.cosine import NeighborQuery, SimilarityIndex
+from service.engine.search.cosine import CosineSearch, NeighborQuery
 from service.engine.tables.table import EmbeddingTable
 
 KERNELS = ("raw", "unit-transposed", "faiss")
 
 
-def indexes(table: EmbeddingTable) -> dict[str, SimilarityIndex]:
+def indexes(table: EmbeddingTable) -> dict[str, CosineSearch]:
     """One index per kernel over the same table (the legacy kernel swapped into an index)."""
-    legacy = SimilarityIndex(table)
+    legacy = CosineSearch(table)
     legacy.kernel = TransposedUnitKernel(legacy.store)
-    return {"raw": SimilarityIndex(table), "unit-transposed": legacy,
-            "faiss": SimilarityIndex(table, "faiss")}  # fmt: skip
+    return {"raw": CosineSearch(table), "unit-transposed": legacy,
+            "faiss": CosineSearch(table, "faiss")}  # fmt: skip
 
 
 def blas_description() -> str:
@@ -45,12 +45,10 @@ def blas_description() -> str:
     )
 
 
-def queries_per_second(
-    index: SimilarityIndex, rows: np.ndarray, batch: int, seconds: float
-) -> float:
+def queries_per_second(index: CosineSearch, rows: np.ndarray, batch: int, seconds: float) -> float:
     """Neighbour queries (k=10, query token excluded) answered per second in batches of `batch`."""
     vectors = index.table.vectors
-    queries = [index.prepare(NeighborQuery(vectors[r], 10, frozenset({int(r)}))) for r in rows]
+    queries = [index.plan(NeighborQuery(vectors[r], 10, frozenset({int(r)}))) for r in rows]
     done, started, position = 0, time.perf_counter(), 0
     while time.perf_counter() - started < seconds:
         chunk = queries[position : position + batch]

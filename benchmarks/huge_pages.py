@@ -9,7 +9,7 @@ the word2vec binary loader writes its rows into a populated private map of 4 KiB
 misses). This loads the table once, then each round copies its rows into fresh memory both
 ways (np.empty with numpy's madvise on; the loader's own map), alternating which goes first,
 one copy held at a time, and on each copy times the exact path: single-vector neighbour
-queries (k 10) and batches of 32 through `SimilarityIndex.neighbors`, with the same seeded
+queries (k 10) and batches of 32 through `CosineSearch.neighbors`, with the same seeded
 query rows. AnonHugePages (/proc/self/smaps_rollup) says which pages each copy had. Prints the
 command, the machine, every figure and the medians' ratios.
 """
@@ -29,7 +29,7 @@ from numpy._core import multiarray
 from benchmarks.fresh_memory import thp_setting
 from service.engine.loaders import load_table
 from service.engine.loaders.word2vec_binary import blank_rows
-from service.engine.search.cosine import NeighborQuery, SimilarityIndex
+from service.engine.search.cosine import CosineSearch, NeighborQuery
 from service.engine.tables.table import EmbeddingTable
 
 WAYS = {"huge pages (numpy's madvise)": True, "4 KiB pages (the loader's map)": False}
@@ -43,7 +43,7 @@ def anon_huge_gb() -> float:
     return 0.0
 
 
-def timed_queries(index: SimilarityIndex, rows: np.ndarray, batch: int, seconds: float) -> float:
+def timed_queries(index: CosineSearch, rows: np.ndarray, batch: int, seconds: float) -> float:
     """Queries per second of the exact path over `seconds`, `batch` queries per call."""
     vectors = index.table.vectors
     done = 0
@@ -70,7 +70,7 @@ def one_round(table: EmbeddingTable, hugepage: bool, seconds: float) -> dict[str
     fill = time.perf_counter() - started
     huge = anon_huge_gb()
     copy = EmbeddingTable(table.vocabulary, rows, source=table.source)
-    index = SimilarityIndex(copy)
+    index = CosineSearch(copy)
     chosen = np.random.default_rng(0).choice(copy.rows, 512, replace=False)
     timed_queries(index, chosen, 1, 1.0)  # warm: caches settle
     single = timed_queries(index, chosen, 1, seconds)

@@ -20,7 +20,7 @@ from service.config import default_table
 from service.engine.indexes.building import Indexing
 from service.engine.loaders import load_table
 from service.engine.search.approximate import IndexParameters
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 
 
 def main() -> None:
@@ -35,7 +35,7 @@ def main() -> None:
     print(f"table: {path} ({table.rows:,} x {table.width})")
     for kind in args.kinds:
         parameters = IndexParameters(kind=kind).resolved(table.rows, table.width, str(path))
-        indexing = Indexing(SimilarityIndex(table), parameters)
+        indexing = Indexing(CosineSearch(table), parameters)
         started = time.perf_counter()
         indexing.build()
         built = time.perf_counter() - started

@@ -23,8 +23,9 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from service.config import Settings, default_table
 from service.engine.analysis.projection import Projector
 from service.engine.loaders import load_huggingface
-from service.engine.served import Registry, ServedTable
+from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
+from service.loading.registry import Registry
 from service.operations.context import Context
 from service.operations.limits import Limits
 from service.operations.projection import _project as project_body
@@ -53,7 +54,7 @@ def synthetic(rows: int, width: int) -> EmbeddingTable:
 
 
 def answers(served: ServedTable, settings: Settings) -> None:
-    context = Context(served, Limits.from_settings(settings), Runtime(settings))
+    context = Context(served, Limits(settings), Runtime(settings))
     most = ProjectionRequest(points=settings.max_projection_points)
     body = projection_body(most, context)
     seconds = median_seconds(lambda: projection_body(most, context))

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from service.api.app import create_app
 from service.config import Settings, TableSpec, default_table
 from service.engine.loaders import load_huggingface
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.session import Session
 from service.engine.tables.table import EmbeddingTable
 from tests.checkpoint_sets import write_checkpoint_set
@@ -41,7 +41,7 @@ def minilm() -> EmbeddingTable:
 @pytest.fixture(scope="session")
 def minilm_session(minilm: EmbeddingTable) -> Session:
     """The engine over the real default table."""
-    return Session(minilm, SimilarityIndex(minilm))
+    return Session(minilm, CosineSearch(minilm))
 
 
 @pytest.fixture(scope="session")

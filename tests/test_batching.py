@@ -6,7 +6,8 @@ import asyncio
 import threading
 from collections.abc import Sequence
 
-from service.runtime.batching import Batcher, BatchSettings
+from service.config import Settings
+from service.runtime.batching import Batcher
 
 
 class Recorder:
@@ -50,7 +51,7 @@ def held(recorder: Recorder, batcher: Batcher[int, int], items: list[int]) -> li
 
 def test_concurrent_items_share_a_batch_and_get_their_own_results() -> None:
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(max_size=100))
+    batcher = Batcher("test", recorder, Settings(batch_max_size=100))
     results = held(recorder, batcher, list(range(10)))
     assert results == [item * 2 for item in range(10)]
     assert recorder.batches == [[0], list(range(1, 10))]
@@ -58,7 +59,7 @@ def test_concurrent_items_share_a_batch_and_get_their_own_results() -> None:
 
 def test_batches_never_exceed_the_maximum_size() -> None:
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(max_size=4))
+    batcher = Batcher("test", recorder, Settings(batch_max_size=4))
     results = held(recorder, batcher, list(range(11)))
     assert results == [item * 2 for item in range(11)]
     assert [len(batch) for batch in recorder.batches] == [1, 4, 4, 2]
@@ -66,7 +67,7 @@ def test_batches_never_exceed_the_maximum_size() -> None:
 
 def test_a_failing_batch_fails_its_callers_and_the_batcher_keeps_serving() -> None:
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(max_size=100))
+    batcher = Batcher("test", recorder, Settings(batch_max_size=100))
 
     async def scenario() -> tuple[list, int]:
         failed = await run_held(recorder, batcher, [1, -1, 2])
@@ -82,7 +83,7 @@ def test_a_failing_batch_fails_its_callers_and_the_batcher_keeps_serving() -> No
 
 def test_a_wait_collects_items_that_arrive_later() -> None:
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(max_size=100, max_wait=0.2))
+    batcher = Batcher("test", recorder, Settings(batch_max_size=100, batch_max_wait_ms=200))
 
     async def scenario() -> list[int]:
         batcher.start()
@@ -99,7 +100,7 @@ def test_a_wait_collects_items_that_arrive_later() -> None:
 
 def test_batching_off_computes_each_item_alone() -> None:
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(enabled=False))
+    batcher = Batcher("test", recorder, Settings(batching=False))
 
     async def scenario() -> list[int]:
         batcher.start()
@@ -115,7 +116,7 @@ def test_a_batch_holds_at_most_max_size_units_of_work() -> None:
     """Items cost what `cost` says (a 3CosMul query one per term): a batch stops before the
     item that would take it past max_size, and that item opens the next batch."""
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(max_size=10), cost=lambda item: item)
+    batcher = Batcher("test", recorder, Settings(batch_max_size=10), cost=lambda item: item)
     results = held(recorder, batcher, [1, 4, 4, 3, 9, 12, 1])
     assert results == [2, 8, 8, 6, 18, 24, 2]
     assert recorder.batches == [[1], [4, 4], [3], [9], [12], [1]]

@@ -149,9 +149,9 @@ def test_a_cache_entry_that_is_not_a_prepared_folder_is_refused(tmp_path: Path) 
 def test_a_built_index_is_not_saved_over_a_foreign_sidecar(tmp_path: Path) -> None:
     """The server builds an index and saves it to index_path: a user's file where its sidecar
     goes is kept, and the index serves unsaved."""
-    from service.engine.search.cosine import SimilarityIndex
-    from service.engine.served import Registry
+    from service.engine.search.cosine import CosineSearch
     from service.loading.indexes import attach_for, index_table, save_target
+    from service.loading.registry import Registry
     from service.loading.tables import read_spec
 
     source = write_table(tmp_path / "source", np.random.default_rng(0).normal(size=(600, 8)))
@@ -159,7 +159,7 @@ def test_a_built_index_is_not_saved_over_a_foreign_sidecar(tmp_path: Path) -> No
     (tmp_path / "notes.json").write_text("my notes")
     registry = Registry()
     served = registry.load("big", lambda: read_spec(spec), attach=attach_for(spec))
-    assert isinstance(served.index, SimilarityIndex)
+    assert isinstance(served.search, CosineSearch)
     index_table(served, save_target(spec, served))
     assert served.indexing.state == "ready"
     assert (tmp_path / "notes.json").read_text() == "my notes"

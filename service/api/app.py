@@ -33,7 +33,7 @@ from service.api.routes import text as routes_text
 from service.api.routes import training as routes_training
 from service.api.routes import vectors as routes_vectors
 from service.config import Settings
-from service.engine.served import Registry
+from service.loading.registry import Registry
 from service.loading.tables import TableLoader, load_all, load_registry, load_spec, start_diagnosis
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
@@ -84,7 +84,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         ),
     )
     app.state.settings = settings
-    app.state.limits = Limits.from_settings(settings)
+    app.state.limits = Limits(settings)
     app.state.runtime = Runtime(settings)
     app.state.registry = registry or Registry(expected=[s.name for s in settings.served_tables()])
     app.state.loader = TableLoader(app.state.registry, settings)

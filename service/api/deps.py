@@ -10,7 +10,8 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from service.engine.served import Registry, ServedTable
+from service.engine.served import ServedTable
+from service.loading.registry import Registry
 from service.operations.context import Context
 
 

@@ -198,7 +198,7 @@ def serve(args: argparse.Namespace) -> int:
             from service.server.workers import run_workers
 
             return run_workers(args.argv, sock, settings.workers)
-    from service.engine.served import Registry
+    from service.loading.registry import Registry
     from service.loading.tables import load_all
     from service.server.workers import report_ready
 
@@ -280,18 +280,18 @@ def _file_spec(args: argparse.Namespace) -> TableSpec:
 
 def info(args: argparse.Namespace) -> int:
     """Print a table file's shape and a few tokens as JSON."""
-    from service.engine.search.cosine import SimilarityIndex
+    from service.engine.search.cosine import CosineSearch
 
     spec = _file_spec(args)
     table = read_spec(spec)
-    index = SimilarityIndex(table)
+    search = CosineSearch(table)
     facts = {
         "source": table.source,
         "rows": table.rows,
         "width": table.width,
         "parameters": table.parameters,
-        "bytes": index.nbytes,
-        "zero_rows": index.zero_rows,
+        "bytes": search.nbytes,
+        "zero_rows": search.zero_rows,
         "metadata_columns": list(table.metadata),
         "first_tokens": list(table.tokens[:10]),
     }
@@ -363,7 +363,7 @@ def _served(args: argparse.Namespace) -> tuple[Any, Any]:
     BLAS gets the server's thread count too: the first component's float32 sums depend on how
     BLAS splits them, and the report should be the server's to the last digit.
     """
-    from service.engine.served import Registry
+    from service.loading.registry import Registry
     from service.operations.limits import Limits
     from service.runtime.runtime import limit_compute_threads
 
@@ -371,7 +371,7 @@ def _served(args: argparse.Namespace) -> tuple[Any, Any]:
     limit_compute_threads(settings.compute_threads)
     spec = _file_spec(args)
     served = Registry().load(spec.name, lambda: read_spec(spec), spec.case_insensitive)
-    return served, Limits.from_settings(settings)
+    return served, Limits(settings)
 
 
 def _request(model: Any, **values: Any) -> Any:

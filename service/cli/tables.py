@@ -21,7 +21,7 @@ from service.config import TableSpec
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import check_index_target, save_index
 from service.engine.search.approximate import APPROXIMATE, ApproximateIndex
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.tables.prepared import check_prepared_target, fingerprint, write_prepared
 from service.engine.tables.table import EmbeddingTable
 from service.loading.indexes import PREPARED_INDEX
@@ -84,7 +84,7 @@ def build(table: EmbeddingTable, spec: TableSpec, out: Path, threads: int | None
         faiss.omp_set_num_threads(threads)
     assert spec.index is not None
     parameters = spec.index_parameters(spec.index).resolved(table.rows, table.width, spec.path)
-    indexing = Indexing(SimilarityIndex(table), parameters)
+    indexing = Indexing(CosineSearch(table), parameters)
     bar = ProgressBar(f"building {parameters.kind}", table.rows)
     approximate: ApproximateIndex = indexing.build(bar.update, lambda: say("measuring recall@10"))
     assert indexing.truth is not None and indexing.recall is not None

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.errors import UnknownToken
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import (
     AnalogyMethod,
     AnalogyQuery,
@@ -24,9 +24,9 @@ TokenScore = tuple[str, float]
 class Session:
     """Token-level queries with gensim KeyedVectors names and semantics."""
 
-    def __init__(self, table: EmbeddingTable, index: SimilarityIndex | None = None) -> None:
+    def __init__(self, table: EmbeddingTable, search: CosineSearch | None = None) -> None:
         self.table = table
-        self.index = index or SimilarityIndex(table)
+        self.search = search or CosineSearch(table)
 
     def most_similar(
         self,
@@ -46,13 +46,13 @@ class Session:
 
     def similar_by_vector(self, vector: np.ndarray, topn: int = 10) -> list[TokenScore]:
         """Top-n cosine neighbours of a raw vector."""
-        [result] = self.index.neighbors([NeighborQuery(vector, topn)])
+        [result] = self.search.neighbors([NeighborQuery(vector, topn)])
         return self.pairs(result)
 
     def similarity(self, first: str, second: str) -> float:
         """Cosine of two tokens' rows."""
         rows = self.rows([first, second])
-        return float(self.index.similarity(rows[:1], rows[1:])[0])
+        return float(self.search.similarity(rows[:1], rows[1:])[0])
 
     def rows(self, tokens: Sequence[str]) -> np.ndarray:
         """Row numbers of tokens; UnknownToken names every missing one."""
@@ -80,7 +80,7 @@ class Session:
             method=method,
             restrict=restrict,
         )
-        [result] = self.index.analogies([query])
+        [result] = self.search.analogies([query])
         return self.pairs(result)
 
     def _terms(self, keys: Sequence[Key]) -> tuple[Term, ...]:

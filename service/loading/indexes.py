@@ -22,7 +22,7 @@ from service.engine.errors import EngineError, TableLoadError
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import load_index, save_index, sidecar_of
 from service.engine.search.approximate import APPROXIMATE, IndexKind
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.served import ServedTable
 from service.engine.tables.prepared import INDEX as PREPARED_INDEX
 from service.engine.tables.prepared import fingerprint, is_prepared
@@ -31,19 +31,19 @@ from service.runtime.runtime import limit_openmp
 LOGGER = logging.getLogger("service.loading.indexes")
 
 
-def attach_for(spec: TableSpec) -> Callable[[SimilarityIndex], Indexing]:
+def attach_for(spec: TableSpec) -> Callable[[CosineSearch], Indexing]:
     """What the registry calls on a freshly indexed table: its Indexing, a saved index
     attached when there is one."""
 
-    def attach(index: SimilarityIndex) -> Indexing:
-        table = index.table
-        saved = saved_index(spec, index)
+    def attach(search: CosineSearch) -> Indexing:
+        table = search.table
+        saved = saved_index(spec, search)
         kind = spec.index or (saved_kind(saved) if saved is not None else None) or "exact"
         if saved is not None and spec.index_path is None and saved_kind(saved) != kind:
             saved = None  # the prepared folder holds another kind: build the one asked for
         where = spec.index_path or spec.path or spec.checkpoints
         parameters = spec.index_parameters(kind).resolved(table.rows, table.width, where)
-        indexing = Indexing(index, parameters)
+        indexing = Indexing(search, parameters)
         indexing.on_ready = lambda ready: metrics.record_index(spec.name, ready)
         if saved is not None and (kind in APPROXIMATE or spec.index is None):
             approximate, truth = load_index(
@@ -55,11 +55,11 @@ def attach_for(spec: TableSpec) -> Callable[[SimilarityIndex], Indexing]:
     return attach
 
 
-def saved_index(spec: TableSpec, index: SimilarityIndex) -> Path | None:
+def saved_index(spec: TableSpec, search: CosineSearch) -> Path | None:
     """The index file to read: index_path when it exists, else a prepared folder's own."""
     if spec.index_path is not None:
         return spec.index_path if spec.index_path.exists() else None
-    folder = Path(index.table.source)
+    folder = Path(search.table.source)
     if is_prepared(folder) and (folder / PREPARED_INDEX).is_file():
         return folder / PREPARED_INDEX
     return None

@@ -15,13 +15,14 @@ from service.engine.files.reading import confined
 from service.engine.loaders import load_table
 from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoints
 from service.engine.loaders.counts import with_counts
-from service.engine.search.cosine import SearchKernel
-from service.engine.served import Registry, ServedTable
+from service.engine.search.cosine import KernelName
+from service.engine.served import ServedTable
 from service.engine.tables.prepared import is_prepared
 from service.engine.tables.table import EmbeddingTable
 from service.errors import TableExists
 from service.loading.cache_dir import cached_table, check_writable
 from service.loading.indexes import attach_for, start_index_work
+from service.loading.registry import Registry
 
 LOGGER = logging.getLogger("service.loading.tables")
 
@@ -67,7 +68,7 @@ def read_file(spec: TableSpec, path: Path) -> EmbeddingTable:
 def load_spec(
     registry: Registry,
     spec: TableSpec,
-    kernel: SearchKernel = "blas",
+    kernel: KernelName = "blas",
     diagnose: bool = False,
     cache_dir: Path | None = None,
     threads: int = 1,
@@ -85,7 +86,7 @@ def load_spec(
         kernel,
         attach_for(spec),
     )
-    metrics.record_table(spec.name, served.table.rows, served.table.width, served.index.nbytes)
+    metrics.record_table(spec.name, served.table.rows, served.table.width, served.search.nbytes)
     start_index_work(served, spec, threads)
     if diagnose:
         start_diagnosis(served)

@@ -16,11 +16,12 @@ from pydantic import TypeAdapter
 
 from service.operations import diagnostics, projection, search, text, training, vectors
 from service.operations.context import Context
-from service.schemas import common as schemas
 from service.schemas.diagnostics import DiagnosticsRequest, EvaluateRequest
 from service.schemas.projection import ProjectionRequest, ProjectRequest
+from service.schemas.search import AnalogyBody, NeighborsBody
 from service.schemas.text import TokenizeRequest
 from service.schemas.training import DriftRequest, TrajectoryRequest
+from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
 
 
 def never(body: Any) -> bool:
@@ -50,13 +51,11 @@ class Operation:
         return Route(f"/v1/tables/{{table}}/{self.name}")
 
 
-NEIGHBORS = Operation(
-    "neighbors", TypeAdapter(schemas.NeighborsBody), search.search, search.names_only
-)
-ANALOGY = Operation("analogy", TypeAdapter(schemas.AnalogyBody), search.search, search.names_only)
-LOOKUP = Operation("lookup", TypeAdapter(schemas.LookupRequest), vectors.lookup)
-SIMILARITY = Operation("similarity", TypeAdapter(schemas.SimilarityRequest), vectors.similarity)
-SCORE = Operation("score", TypeAdapter(schemas.ScoreRequest), vectors.score)
+NEIGHBORS = Operation("neighbors", TypeAdapter(NeighborsBody), search.search, search.names_only)
+ANALOGY = Operation("analogy", TypeAdapter(AnalogyBody), search.search, search.names_only)
+LOOKUP = Operation("lookup", TypeAdapter(LookupRequest), vectors.lookup)
+SIMILARITY = Operation("similarity", TypeAdapter(SimilarityRequest), vectors.similarity)
+SCORE = Operation("score", TypeAdapter(ScoreRequest), vectors.score)
 PROJECTION = Operation("projection", TypeAdapter(ProjectionRequest), projection.projection)
 PROJECT = Operation("project", TypeAdapter(ProjectRequest), projection.project)
 DIAGNOSTICS = Operation("diagnostics", TypeAdapter(DiagnosticsRequest), diagnostics.diagnostics)

@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 
 import anyio
 
-from service.engine.served import Registry, ServedTable
+from service.engine.served import ServedTable
+from service.loading.registry import Registry
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 
@@ -29,7 +30,7 @@ class Context:
             return self
         view = served.views.kept(checkpoint)
         if view is None:
-            keep = self.limits.checkpoint_views
+            keep = self.limits.settings.checkpoint_views
             view = await anyio.to_thread.run_sync(
                 served.at, checkpoint, keep, limiter=self.runtime.analyses
             )

@@ -99,16 +99,16 @@ def _analysis(
 def evaluation_answer(served: ServedTable, limits: Limits, body: EvaluateRequest) -> dict[str, Any]:
     """gensim's analogy or word-pair figures for the request's set."""
     source, kind, text = _evaluation_set(body)
-    index, restrict, folded = served.index, body.restrict, body.case_insensitive
+    search, restrict, folded = served.search, body.restrict, body.case_insensitive
     with timed("evaluate"):
         if kind == "analogies":
             parsed = read_questions(text, folded)
             limits.check_questions(len(parsed.questions))
-            evaluation = evaluate_analogies(index, parsed, restrict, folded, EVALUATION_BATCH)
+            evaluation = evaluate_analogies(search, parsed, restrict, folded, EVALUATION_BATCH)
             return analogy_report(evaluation, source)
         pairs = read_pairs(text, folded)
         limits.check_questions(len(pairs.pairs))
-        return pairs_report(evaluate_pairs(index, pairs, restrict, folded), source)
+        return pairs_report(evaluate_pairs(search, pairs, restrict, folded), source)
 
 
 def _evaluation_set(body: EvaluateRequest) -> tuple[str, str, str]:

@@ -111,5 +111,5 @@ def row_points(served: ServedTable, rows: np.ndarray, coordinates: np.ndarray) -
 
 
 def _basis(projector: Projector, context: Context, dims: int) -> tuple[Basis, int]:
-    basis = projector.basis(context.limits.projection_sample_rows)
+    basis = projector.basis(context.limits.settings.projection_sample_rows)
     return basis, projector.check_dims(basis, dims)

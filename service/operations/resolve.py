@@ -24,7 +24,8 @@ from service.engine.served import ServedTable
 from service.engine.tables.text import mean_row
 from service.operations.context import Context
 from service.operations.limits import Limits
-from service.schemas import common as schemas
+from service.schemas.common import MAX_COMPONENT, Key, TextKey
+from service.schemas.search import AnalogyRequest, NeighborsRequest, RequestTerm
 
 # A text as a request names it: (text, "one" | "mean").
 TextName = tuple[str, str]
@@ -91,7 +92,7 @@ class Resolver:
         """Rows of already resolved tokens, as an int64 array."""
         return np.fromiter((self.rows[t] for t in tokens), dtype=np.int64, count=len(tokens))
 
-    def key_row(self, key: schemas.Key) -> int | None:
+    def key_row(self, key: Key) -> int | None:
         """The row a token or a one-piece text stands for; None for a mean of pieces."""
         if isinstance(key, str):
             return self.rows[key]
@@ -106,17 +107,17 @@ class Resolver:
         """The mean of raw rows, as float64."""
         return mean_row(self.served.table.vectors, rows)
 
-    def raw_vector(self, key: schemas.Key) -> np.ndarray:
+    def raw_vector(self, key: Key) -> np.ndarray:
         """A key's raw row, or the mean of its pieces' raw rows (float64)."""
         row = self.key_row(key)
         if row is not None:
             return self.served.table.vectors[row].astype(np.float64)
-        assert isinstance(key, schemas.TextKey)
+        assert isinstance(key, TextKey)
         return self.mean(self.text_rows(key.text, key.pieces))
 
-    def directions(self, keys: Sequence[schemas.Key]) -> np.ndarray:
+    def directions(self, keys: Sequence[Key]) -> np.ndarray:
         """Unit float64 directions of resolved keys: rows at once, means one by one."""
-        store = self.served.index.store
+        store = self.served.search.store
         rows = [self.key_row(key) for key in keys]
         found = [i for i, row in enumerate(rows) if row is not None]
         directions = np.empty((len(keys), store.width))
@@ -131,7 +132,7 @@ class Resolver:
         self.limits.check_exclusions(len(tokens))
         return frozenset(self.rows[t] for t in tokens)
 
-    def neighbor_query(self, request: schemas.NeighborsRequest) -> NeighborQuery:
+    def neighbor_query(self, request: NeighborsRequest) -> NeighborQuery:
         """A neighbour query; a token, id or text query excludes its own rows."""
         exclude = self.exclusions(request.exclude)
         if request.vector is not None or request.vector_b64 is not None:
@@ -141,7 +142,7 @@ class Resolver:
             vector, exclude = self.mean(rows), exclude | frozenset(rows)
         else:
             row = self._query_row(request)
-            vector = self.served.index.store.directions(self.served.table.check_ids([row]))[0]
+            vector = self.served.search.store.directions(self.served.table.check_ids([row]))[0]
             exclude = exclude | {row}
         return NeighborQuery(
             vector,
@@ -151,9 +152,7 @@ class Resolver:
             options=self.search_options(request),
         )
 
-    def search_options(
-        self, request: schemas.NeighborsRequest | schemas.AnalogyRequest
-    ) -> SearchOptions:
+    def search_options(self, request: NeighborsRequest | AnalogyRequest) -> SearchOptions:
         """The request's exact / ef_search / nprobe, checked against the table's index."""
         if not request.exact and request.ef_search is None and request.nprobe is None:
             return DEFAULT_SEARCH
@@ -161,7 +160,7 @@ class Resolver:
         check_options(self.served.indexing.parameters, options)
         return options
 
-    def _query_row(self, request: schemas.NeighborsRequest) -> int:
+    def _query_row(self, request: NeighborsRequest) -> int:
         if request.token is not None:
             return self.row(request.token)
         if request.text is not None:
@@ -169,7 +168,7 @@ class Resolver:
         assert request.id is not None
         return request.id
 
-    def analogy_query(self, request: schemas.AnalogyRequest) -> AnalogyQuery:
+    def analogy_query(self, request: AnalogyRequest) -> AnalogyQuery:
         """An analogy query; its input tokens and texts' pieces are excluded from the answer."""
         terms = [*request.positive, *request.negative]
         self.limits.check_terms(sum(len(self._term_rows(term)) or 1 for term in terms))
@@ -184,24 +183,24 @@ class Resolver:
             options=self.search_options(request),
         )
 
-    def _term_rows(self, term: schemas.Term) -> list[int]:
+    def _term_rows(self, term: RequestTerm) -> list[int]:
         """The pieces of a text term (each counts as a term), else none."""
         if isinstance(term, str) or term.text is None:
             return []
         return self.text_rows(term.text, term.pieces)
 
-    def _term(self, term: schemas.Term) -> Term:
+    def _term(self, term: RequestTerm) -> Term:
         if isinstance(term, str):
             return Term(row=self.row(term))
         if term.token is not None:
             return Term(row=self.row(term.token), weight=term.weight)
         if term.text is not None:
-            key = schemas.TextKey(text=term.text, pieces=term.pieces)
+            key = TextKey(text=term.text, pieces=term.pieces)
             row = self.key_row(key)
             if row is not None:
                 return Term(row=row, weight=term.weight)
             # Unit length, so that the mean weighs as a table row does in 3CosAdd.
-            direction = self.served.index.store.direction(self.raw_vector(key), _mean_of(key))
+            direction = self.served.search.store.direction(self.raw_vector(key), _mean_of(key))
             return Term(vector=direction, weight=term.weight)
         return Term(vector=vector_of(term.vector, term.vector_b64), weight=term.weight)
 
@@ -217,14 +216,14 @@ async def resolved(
     return await context.runtime.in_thread(resolver.resolve, tokens, texts)
 
 
-def _mean_of(key: schemas.Key) -> str:
+def _mean_of(key: Key) -> str:
     text = key if isinstance(key, str) else key.text
     return f"the mean of the pieces of {text[:80]!r}"
 
 
-def tokens_of(request: schemas.NeighborsRequest | schemas.AnalogyRequest) -> list[str]:
+def tokens_of(request: NeighborsRequest | AnalogyRequest) -> list[str]:
     """Every token a neighbour or analogy request names."""
-    if isinstance(request, schemas.NeighborsRequest):
+    if isinstance(request, NeighborsRequest):
         named: list[str | None] = [request.token]
     else:
         terms = [*request.positive, *request.negative]
@@ -232,15 +231,15 @@ def tokens_of(request: schemas.NeighborsRequest | schemas.AnalogyRequest) -> lis
     return [t for t in named if t is not None] + list(request.exclude)
 
 
-def texts_of(request: schemas.NeighborsRequest | schemas.AnalogyRequest) -> list[TextName]:
+def texts_of(request: NeighborsRequest | AnalogyRequest) -> list[TextName]:
     """Every text a neighbour or analogy request names, with how its pieces are used."""
-    if isinstance(request, schemas.NeighborsRequest):
+    if isinstance(request, NeighborsRequest):
         return [] if request.text is None else [(request.text, request.pieces)]
     terms = [*request.positive, *request.negative]
     return [(t.text, t.pieces) for t in terms if not isinstance(t, str) and t.text is not None]
 
 
-def split_keys(keys: Iterable[schemas.Key]) -> tuple[list[str], list[TextName]]:
+def split_keys(keys: Iterable[Key]) -> tuple[list[str], list[TextName]]:
     """The tokens and the texts among keys."""
     keys = list(keys)
     tokens = [key for key in keys if isinstance(key, str)]
@@ -248,7 +247,7 @@ def split_keys(keys: Iterable[schemas.Key]) -> tuple[list[str], list[TextName]]:
     return tokens, texts
 
 
-def label(key: schemas.Key) -> str:
+def label(key: Key) -> str:
     """How an answer names a key: the token, or the text."""
     return key if isinstance(key, str) else key.text
 
@@ -260,8 +259,8 @@ def vector_of(floats: list[float] | None, encoded: str | None) -> np.ndarray:
     assert encoded is not None
     # The schema's pattern admits only base64 of whole float32s; check what it cannot state.
     values = np.frombuffer(base64.b64decode(encoded), dtype="<f4")
-    bad = ~(np.abs(values) <= schemas.MAX_COMPONENT)  # NaN compares False: caught here too
+    bad = ~(np.abs(values) <= MAX_COMPONENT)  # NaN compares False: caught here too
     if bad.any():
         index = int(np.argmax(bad))
-        raise InvalidVector(index, float(values[index]), schemas.MAX_COMPONENT)
+        raise InvalidVector(index, float(values[index]), MAX_COMPONENT)
     return values.astype(np.float64)

@@ -27,7 +27,7 @@ from service.operations.projection import AXES
 from service.operations.reports import spearman_figure
 from service.operations.resolve import Resolver
 from service.operations.serialize import dumps, neighbor_list
-from service.schemas import common as schemas
+from service.schemas.search import NeighborsRequest
 from service.schemas.training import DriftRequest, TrajectoryRequest
 
 # Rows listed as moved most (and least) when a drift request gives no limit.
@@ -51,7 +51,7 @@ def _trajectory(body: TrajectoryRequest, context: Context) -> bytes:
     else:
         rows = projector.select(body.selection, body.points or 0, body.seed)
     with timed("trajectory"):
-        basis = projector.basis(limits.projection_sample_rows)
+        basis = projector.basis(limits.settings.projection_sample_rows)
         dims = projector.check_dims(basis, body.dims)
         path = follow(versions, rows, basis, dims)
         summary = served.training.get()
@@ -114,7 +114,11 @@ def _add_figure(entry: dict[str, Any], name: str, correlation: Any) -> None:
 async def drift(body: DriftRequest, context: Context) -> bytes:
     """The /drift answer."""
     limits = context.limits
-    limit = min(DEFAULT_DRIFT_LIMIT, limits.max_drift_limit) if body.limit is None else body.limit
+    limit = (
+        min(DEFAULT_DRIFT_LIMIT, limits.settings.max_drift_limit)
+        if body.limit is None
+        else body.limit
+    )
     limits.check_drift(limit, len(body.tokens))
     k = limits.checked_k(body.k)
     limits.check_results(2 * k * len(body.tokens))
@@ -160,9 +164,9 @@ async def _named(
         return Resolver(served, context.limits), []
     side = await Context(served, context.limits, context.runtime).at_checkpoint(checkpoint)
     resolver = Resolver(side.served, side.limits).resolve(tokens)
-    index = side.served.index
-    queries = [schemas.NeighborsRequest(token=token, k=k) for token in tokens]
-    prepared = [(index, index.prepare(resolver.neighbor_query(query))) for query in queries]
+    search = side.served.search
+    queries = [NeighborsRequest(token=token, k=k) for token in tokens]
+    prepared = [(search, search.plan(resolver.neighbor_query(query))) for query in queries]
     return resolver, await side.runtime.search.submit_many(prepared)
 
 

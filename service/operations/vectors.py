@@ -13,15 +13,16 @@ import numpy as np
 
 from service.engine.search.cosine import cosine_matrix, pair_cosines
 from service.engine.search.queries import ScoreQuery
-from service.engine.search.scoring import prepare_score
+from service.engine.search.scoring import plan_score
 from service.metrics import timed
 from service.operations.context import Context
 from service.operations.resolve import Resolver, label, resolved, split_keys, vector_of
 from service.operations.serialize import dumps, lookup_items, mean_item, scores_json
-from service.schemas import common as schemas
+from service.schemas.common import TextKey
+from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
 
 
-async def lookup(body: schemas.LookupRequest, context: Context) -> bytes:
+async def lookup(body: LookupRequest, context: Context) -> bytes:
     """The JSON answer to a lookup: token (or text) -> id + row, or id -> token + row."""
     resolver = Resolver(context.served, context.limits)
     if body.tokens is not None:
@@ -52,7 +53,7 @@ def _mean_item(resolver: Resolver, key: Any, encoding: str | None) -> dict[str, 
     return mean_item(label(key), resolver.raw_vector(key), encoding)
 
 
-async def similarity(body: schemas.SimilarityRequest, context: Context) -> bytes:
+async def similarity(body: SimilarityRequest, context: Context) -> bytes:
     """The JSON answer to a similarity request: cosines of pairs, or a matrix of tokens."""
     resolver = Resolver(context.served, context.limits)
     if body.pairs is not None:
@@ -78,10 +79,10 @@ async def similarity(body: schemas.SimilarityRequest, context: Context) -> bytes
     return dumps({"matched": resolver.matched, "tokens": tokens, "matrix": matrix})
 
 
-async def score(body: schemas.ScoreRequest, context: Context) -> bytes:
+async def score(body: ScoreRequest, context: Context) -> bytes:
     """The JSON answer to output scoring: raw dot products with every row, top-k and target."""
     resolver = Resolver(context.served, context.limits)
-    text = None if body.text is None else schemas.TextKey(text=body.text, pieces=body.pieces)
+    text = None if body.text is None else TextKey(text=body.text, pieces=body.pieces)
     texts = [] if text is None else [(text.text, text.pieces)]
     await resolved(context, resolver, [body.target] if body.target else [], texts)
     target = resolver.row(body.target) if body.target else None
@@ -93,7 +94,7 @@ async def score(body: schemas.ScoreRequest, context: Context) -> bytes:
         temperature=body.temperature,
         target=target,
     )
-    index = context.served.index
-    scores = await context.runtime.score.submit((index, prepare_score(index, query)))
+    search = context.served.search
+    scores = await context.runtime.score.submit((search, plan_score(search, query)))
     decode = context.served.text.decode if text else None
     return scores_json(context.served.table, scores, resolver.matched, decode)

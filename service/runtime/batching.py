@@ -12,9 +12,9 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from service.config import Settings
 from service.errors import Overloaded
 from service.metrics import BATCH_SIZE, QUEUE_SECONDS, SEARCH_SECONDS
 
@@ -22,31 +22,21 @@ Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 
-@dataclass(frozen=True)
-class BatchSettings:
-    """How batches form: at most `max_size` units of work (each item costs what the batcher's
-    `cost` says, 1 by default), waiting at most `max_wait` seconds to fill.
+class Batcher(Generic[Item, Result]):
+    """Runs `compute(items) -> results` (same order, same length) over coalesced submissions.
 
-    Disabled, every item is computed alone, one after another on the same worker thread: the
-    service still never runs more searches at once than the machine has room for. At most
+    Batches form as the settings say: at most `batch_max_size` units of work (each item costs
+    what `cost` says, 1 by default), waiting at most `batch_max_wait_ms` to fill. With
+    `batching` off, every item is computed alone, one after another on the same worker thread:
+    the service still never runs more searches at once than the machine has room for. At most
     `max_queue` items wait; a submission past that is refused with Overloaded.
     """
-
-    enabled: bool = True
-    max_size: int = 256
-    max_wait: float = 0.0
-    max_queue: int = 1024
-    retry_after: int = 1
-
-
-class Batcher(Generic[Item, Result]):
-    """Runs `compute(items) -> results` (same order, same length) over coalesced submissions."""
 
     def __init__(
         self,
         operation: str,
         compute: Callable[[Sequence[Item]], list[Result]],
-        settings: BatchSettings,
+        settings: Settings,
         cost: Callable[[Item], int] = lambda item: 1,
         initializer: Callable[[], None] | None = None,
     ) -> None:
@@ -105,7 +95,9 @@ class Batcher(Generic[Item, Result]):
         waiting = self._queue.qsize()
         if waiting and waiting + count > self.settings.max_queue:
             limit = self.settings.max_queue
-            raise Overloaded(f"the {self.operation} queue", limit, self.settings.retry_after)
+            raise Overloaded(
+                f"the {self.operation} queue", limit, self.settings.retry_after_seconds
+            )
 
     def _enqueue(self, item: Item) -> asyncio.Future[Result]:
         future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
@@ -136,10 +128,10 @@ class Batcher(Generic[Item, Result]):
         to max_wait for more. An item that would go past max_size opens the next batch."""
         first, self._held = self._held or await self._queue.get(), None
         batch, cost = [first], self.cost(first[0])
-        if not self.settings.enabled:
+        if not self.settings.batching:
             return batch
-        deadline = time.perf_counter() + self.settings.max_wait
-        while cost < self.settings.max_size:
+        deadline = time.perf_counter() + self.settings.batch_max_wait_ms / 1000
+        while cost < self.settings.batch_max_size:
             if not self._queue.empty():
                 item = self._queue.get_nowait()
             else:
@@ -150,7 +142,7 @@ class Batcher(Generic[Item, Result]):
                     item = await asyncio.wait_for(self._queue.get(), remaining)
                 except TimeoutError:
                     break
-            if cost + self.cost(item[0]) > self.settings.max_size:
+            if cost + self.cost(item[0]) > self.settings.batch_max_size:
                 self._held = item
                 break
             batch.append(item)

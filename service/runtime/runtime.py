@@ -13,10 +13,10 @@ import faiss
 from threadpoolctl import threadpool_limits
 
 from service.config import Settings
-from service.engine.search.cosine import Prepared, SimilarityIndex, directions
+from service.engine.search.cosine import CosineSearch, Plan, directions
 from service.engine.search.grouped import score_per_table, search_per_table
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
-from service.runtime.batching import Batcher, BatchSettings
+from service.runtime.batching import Batcher
 from service.runtime.cache import ResultCache
 
 T = TypeVar("T")
@@ -51,7 +51,7 @@ def limit_openmp(threads: int) -> None:
     faiss.omp_set_num_threads(threads)
 
 
-def search_directions(item: tuple[SimilarityIndex, Prepared]) -> int:
+def search_directions(item: tuple[CosineSearch, Plan]) -> int:
     """A search item's work in directions scored against the table."""
     return directions(item[1])
 
@@ -66,38 +66,28 @@ class Runtime:
     """One search batcher (neighbours and analogies), one scoring batcher, one cache."""
 
     def __init__(self, settings: Settings) -> None:
-        batching = BatchSettings(
-            enabled=settings.batching,
-            max_size=settings.batch_max_size,
-            max_wait=settings.batch_max_wait_ms / 1000,
-            max_queue=settings.max_queue,
-            retry_after=settings.retry_after_seconds,
-        )
         threads = partial(limit_openmp, settings.compute_threads)
-        self.search: Batcher[tuple[SimilarityIndex, Prepared], Neighbors] = Batcher(
-            "search", search_per_table, batching, cost=search_directions, initializer=threads
+        self.search: Batcher[tuple[CosineSearch, Plan], Neighbors] = Batcher(
+            "search", search_per_table, settings, cost=search_directions, initializer=threads
         )
-        self.score: Batcher[tuple[SimilarityIndex, ScoreQuery], Scores] = Batcher(
-            "score", score_per_table, batching, initializer=threads
+        self.score: Batcher[tuple[CosineSearch, ScoreQuery], Scores] = Batcher(
+            "score", score_per_table, settings, initializer=threads
         )
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
-        self.projection_concurrency = settings.projection_concurrency
+        self.settings = settings
         # Made in start(): an anyio limiter belongs to the running event loop.
         self.projections: anyio.CapacityLimiter | None = None
         self.threads: anyio.CapacityLimiter | None = None
-        self.analysis_concurrency = settings.analysis_concurrency
         self.analyses: anyio.CapacityLimiter | None = None
-        self.compute_threads = settings.compute_threads
-        self.switch_interval = settings.switch_interval_ms / 1000
 
     def start(self) -> None:
         """Tune threads and the heap for serving, then start the batchers on the event loop."""
-        limit_compute_threads(self.compute_threads)
-        sys.setswitchinterval(self.switch_interval)
+        limit_compute_threads(self.settings.compute_threads)
+        sys.setswitchinterval(self.settings.switch_interval_ms / 1000)
         settle_heap()
-        self.projections = anyio.CapacityLimiter(self.projection_concurrency)
+        self.projections = anyio.CapacityLimiter(self.settings.projection_concurrency)
         self.threads = anyio.CapacityLimiter(WORK_THREADS)
-        self.analyses = anyio.CapacityLimiter(self.analysis_concurrency)
+        self.analyses = anyio.CapacityLimiter(self.settings.analysis_concurrency)
         self.search.start()
         self.score.start()
 

@@ -20,7 +20,7 @@ from service.schemas.common import (
     Restrict,
     Strict,
     Token,
-    _exactly_one,
+    check_exactly_one,
     exactly_one_of,
 )
 
@@ -170,7 +170,7 @@ class EvaluateRequest(Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
-        _exactly_one(self, ("analogies", "pairs", "builtin"))
+        check_exactly_one(self, ("analogies", "pairs", "builtin"))
         return self
 
 

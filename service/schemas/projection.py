@@ -18,7 +18,7 @@ from service.schemas.common import (
     Strict,
     Token,
     Vector,
-    _exactly_one,
+    check_exactly_one,
     exactly_one_of,
 )
 
@@ -62,7 +62,7 @@ class ProjectRequest(Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
-        _exactly_one(self, ("tokens", "vectors", "vectors_b64"))
+        check_exactly_one(self, ("tokens", "vectors", "vectors_b64"))
         return self
 
 

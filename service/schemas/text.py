@@ -18,7 +18,7 @@ from service.schemas.common import (
     RowId,
     Strict,
     Text,
-    _exactly_one,
+    check_exactly_one,
     exactly_one_of,
 )
 
@@ -51,7 +51,7 @@ class TokenizeRequest(Strict):
 
     @model_validator(mode="after")
     def _one_form(self) -> Self:
-        _exactly_one(self, ("text", "texts", "detokenize"))
+        check_exactly_one(self, ("text", "texts", "detokenize"))
         return self
 
 

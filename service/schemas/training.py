@@ -16,17 +16,17 @@ from service.schemas.common import (
     MAX_ITEMS,
     NUMBER_ONLY,
     CheckpointIndex,
-    CheckpointInfo,
     K,
     Matched,
     Neighbor,
     Strict,
     Token,
-    _exactly_one,
+    check_exactly_one,
     exactly_one_of,
 )
 from service.schemas.diagnostics import SpearmanFigure
 from service.schemas.projection import MAX_POINTS, Dims, Points, Seed
+from service.schemas.tables import CheckpointInfo
 
 TableName = Annotated[
     str, Field(pattern=TABLE_NAME_PATTERN, description="Another served table (its last version).")
@@ -54,7 +54,7 @@ class TrajectoryRequest(Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
-        _exactly_one(self, ("tokens", "points"))
+        check_exactly_one(self, ("tokens", "points"))
         return self
 
 

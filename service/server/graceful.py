@@ -20,7 +20,7 @@ from types import FrameType
 import uvicorn
 
 from service.api.middleware.access import KeyRing
-from service.engine.served import Registry
+from service.loading.registry import Registry
 from service.loading.tables import TableLoader
 
 LOGGER = logging.getLogger("service.server.graceful")

@@ -32,11 +32,11 @@ class ConnectionGuard:
     """The bounds every connection of one server shares, and the in-flight count it sheds by."""
 
     max_header_bytes: int
-    header_timeout: float
-    body_timeout: float
+    header_timeout_seconds: float
+    body_timeout_seconds: float
     max_connections: int
-    send_timeout: float
-    max_stalled: int
+    send_timeout_seconds: float
+    max_stalled_connections: int
     in_flight: InFlight
     templates: list[Any]
     stalled: dict[Any, float] = field(default_factory=dict)
@@ -49,11 +49,11 @@ class ConnectionGuard:
         """The guard of an app created by service.main.create_app."""
         guard = cls(
             max_header_bytes=settings.max_header_bytes,
-            header_timeout=settings.header_timeout_seconds,
-            body_timeout=settings.body_timeout_seconds,
+            header_timeout_seconds=settings.header_timeout_seconds,
+            body_timeout_seconds=settings.body_timeout_seconds,
             max_connections=settings.max_connections or default_max_connections(),
-            send_timeout=settings.send_timeout_seconds,
-            max_stalled=settings.max_stalled_connections,
+            send_timeout_seconds=settings.send_timeout_seconds,
+            max_stalled_connections=settings.max_stalled_connections,
             in_flight=state.in_flight,
             templates=compiled_templates(state.route_templates),
         )

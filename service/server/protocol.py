@@ -192,8 +192,8 @@ class GuardedProtocol(HttpToolsProtocol):
         super().pause_writing()
         stalled = self.guard.stalled
         stalled[self] = time.monotonic()
-        self.send_timer = self.loop.call_later(self.guard.send_timeout, self._cut_off)
-        if len(stalled) > self.guard.max_stalled:
+        self.send_timer = self.loop.call_later(self.guard.send_timeout_seconds, self._cut_off)
+        if len(stalled) > self.guard.max_stalled_connections:
             oldest = min(stalled, key=stalled.__getitem__)
             metrics.CONNECTIONS_CLOSED.labels("stalled_limit").inc()
             oldest.abort()
@@ -239,18 +239,23 @@ class GuardedProtocol(HttpToolsProtocol):
         """Close the connection if its head or body is overdue (called by the guard's sweep)."""
         if self.transport.is_closing():
             return
-        if self.waiting_since is not None and now - self.waiting_since > self.guard.header_timeout:
+        if (
+            self.waiting_since is not None
+            and now - self.waiting_since > self.guard.header_timeout_seconds
+        ):
             metrics.CONNECTIONS_CLOSED.labels("header_timeout").inc()
             if self.in_head:
-                self.refuse(HeadTimeout(self.guard.header_timeout))
+                self.refuse(HeadTimeout(self.guard.header_timeout_seconds))
             else:
                 self.transport.close()
-        elif self.body_since is not None and now - self.body_since > self.guard.body_timeout:
+        elif (
+            self.body_since is not None and now - self.body_since > self.guard.body_timeout_seconds
+        ):
             metrics.CONNECTIONS_CLOSED.labels("body_timeout").inc()
             if self.running is not None and self.running.response_started:
                 self.abort()  # answered already (say, refused early): nothing more to say
             else:
-                self.refuse(BodyTimeout(self.guard.body_timeout))
+                self.refuse(BodyTimeout(self.guard.body_timeout_seconds))
 
     def abort(self) -> None:
         """Drop the connection and what it buffered (close() would wait to send it first)."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.session import Session
 from service.engine.tables.table import EmbeddingTable
 from tests.checkpoint_sets import synthetic_rows
@@ -24,7 +24,7 @@ def same(answer: list[dict], expected: list[tuple[str, float]]) -> bool:
 
 def session_at(checkpoint: int) -> Session:
     table = EmbeddingTable(TOKENS, ROWS[checkpoint])
-    return Session(table, SimilarityIndex(table))
+    return Session(table, CosineSearch(table))
 
 
 @pytest.mark.parametrize("checkpoint", [0, 2, 4, None])

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 from service.api.app import create_app
 from service.config import Settings
-from service.engine.served import Registry
+from service.loading.registry import Registry
 
 
 def test_table_list_and_info(client: TestClient) -> None:

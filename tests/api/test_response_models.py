@@ -6,32 +6,33 @@ import pytest
 from fastapi.testclient import TestClient
 from pydantic import BaseModel
 
-from service.schemas import common as schemas
 from service.schemas import diagnostics as schemas_diagnostics
 from service.schemas import projection as schemas_projection
 from service.schemas import text as schemas_text
 from service.schemas import training as schemas_training
+from service.schemas.search import NeighborsBatchResponse, NeighborsResponse
+from service.schemas.vectors import LookupResponse, ScoreResponse, SimilarityResponse
 
 MINILM = "/v1/tables/minilm"
 VECTOR = [0.25] * 384
-BATCH = schemas.NeighborsBatchResponse
+BATCH = NeighborsBatchResponse
 
 CASES = [
-    ("lookup", {"tokens": ["king"]}, schemas.LookupResponse),
-    ("lookup", {"ids": [5], "include_vector": False}, schemas.LookupResponse),
-    ("neighbors", {"token": "king"}, schemas.NeighborsResponse),
-    ("neighbors", {"vector": VECTOR, "k": 3}, schemas.NeighborsResponse),
-    ("neighbors", {"queries": [{"id": 7}, {"token": "queen"}]}, schemas.NeighborsBatchResponse),
-    ("analogy", {"positive": ["king", "woman"], "negative": ["man"]}, schemas.NeighborsResponse),
+    ("lookup", {"tokens": ["king"]}, LookupResponse),
+    ("lookup", {"ids": [5], "include_vector": False}, LookupResponse),
+    ("neighbors", {"token": "king"}, NeighborsResponse),
+    ("neighbors", {"vector": VECTOR, "k": 3}, NeighborsResponse),
+    ("neighbors", {"queries": [{"id": 7}, {"token": "queen"}]}, NeighborsBatchResponse),
+    ("analogy", {"positive": ["king", "woman"], "negative": ["man"]}, NeighborsResponse),
     (
         "analogy",
         {"queries": [{"positive": ["a"], "method": "mul"}]},
-        schemas.NeighborsBatchResponse,
+        NeighborsBatchResponse,
     ),
-    ("similarity", {"pairs": [["king", "queen"]]}, schemas.SimilarityResponse),
-    ("similarity", {"tokens": ["king", "queen"]}, schemas.SimilarityResponse),
-    ("score", {"vector": VECTOR, "k": 2}, schemas.ScoreResponse),
-    ("score", {"vector": VECTOR, "softmax": True, "target": "king"}, schemas.ScoreResponse),
+    ("similarity", {"pairs": [["king", "queen"]]}, SimilarityResponse),
+    ("similarity", {"tokens": ["king", "queen"]}, SimilarityResponse),
+    ("score", {"vector": VECTOR, "k": 2}, ScoreResponse),
+    ("score", {"vector": VECTOR, "softmax": True, "target": "king"}, ScoreResponse),
     ("projection", {"points": 50}, schemas_projection.ProjectionResponse),
     (
         "projection",
@@ -58,10 +59,10 @@ CASES = [
         schemas_text.TokenizeBatchResponse,
     ),
     ("tokenize", {"detokenize": [2332, 3035]}, schemas_text.DetokenizeResponse),
-    ("neighbors", {"text": "unbelievably", "pieces": "mean"}, schemas.NeighborsResponse),
-    ("lookup", {"tokens": [{"text": "lookup", "pieces": "mean"}]}, schemas.LookupResponse),
-    ("similarity", {"tokens": ["king", {"text": "Queen"}]}, schemas.SimilarityResponse),
-    ("score", {"text": "king", "target": "queen"}, schemas.ScoreResponse),
+    ("neighbors", {"text": "unbelievably", "pieces": "mean"}, NeighborsResponse),
+    ("lookup", {"tokens": [{"text": "lookup", "pieces": "mean"}]}, LookupResponse),
+    ("similarity", {"tokens": ["king", {"text": "Queen"}]}, SimilarityResponse),
+    ("score", {"text": "king", "target": "queen"}, ScoreResponse),
 ]
 
 
@@ -77,8 +78,8 @@ def test_answers_match_their_models(
 
 
 RUN_CASES = [
-    ("neighbors", {"token": "w1", "checkpoint": 0}, schemas.NeighborsResponse),
-    ("lookup", {"tokens": ["w1"], "checkpoint": 2}, schemas.LookupResponse),
+    ("neighbors", {"token": "w1", "checkpoint": 0}, NeighborsResponse),
+    ("lookup", {"tokens": ["w1"], "checkpoint": 2}, LookupResponse),
     ("trajectory", {"tokens": ["w1", "w2"]}, schemas_training.TrajectoryResponse),
     ("trajectory", {"points": 20, "dims": 3}, schemas_training.TrajectoryResponse),
     ("drift", {"tokens": ["w1"], "k": 3, "limit": 3}, schemas_training.DriftResponse),

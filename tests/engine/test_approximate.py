@@ -14,7 +14,7 @@ from service.engine.errors import InvalidQuery, LimitExceeded, TableLoadError
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import load_index, save_index
 from service.engine.search.approximate import IndexParameters, check_options
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import AnalogyQuery, NeighborQuery, SearchOptions, Term
 from service.engine.tables.prepared import fingerprint
 from service.engine.tables.table import EmbeddingTable
@@ -37,7 +37,7 @@ def indexed(request: pytest.FixtureRequest) -> Indexing:
     table = clustered()
     parameters = IndexParameters(kind=request.param, pq_m=8).resolved(ROWS, WIDTH, "test")
     parameters = replace(parameters, nprobe=parameters.nlist // 2)
-    indexing = Indexing(SimilarityIndex(table), parameters)
+    indexing = Indexing(CosineSearch(table), parameters)
     indexing.build()
     return indexing
 
@@ -45,7 +45,7 @@ def indexed(request: pytest.FixtureRequest) -> Indexing:
 def test_on_ready_sees_the_recall_before_the_state_says_ready() -> None:
     # The service publishes its gauges there: whoever sees "ready" must find them set.
     parameters = IndexParameters(kind="hnsw").resolved(2000, WIDTH, "test")
-    indexing = Indexing(SimilarityIndex(clustered(rows=2000)), parameters)
+    indexing = Indexing(CosineSearch(clustered(rows=2000)), parameters)
     seen: list[tuple[str, float | None]] = []
     indexing.on_ready = lambda ready: seen.append(
         (ready.facts()["state"], ready.facts()["recall_at_10"])
@@ -56,7 +56,7 @@ def test_on_ready_sees_the_recall_before_the_state_says_ready() -> None:
     assert indexing.facts()["state"] == "ready"
 
 
-def row_query(index: SimilarityIndex, row: int, k: int, **options: object) -> NeighborQuery:
+def row_query(index: CosineSearch, row: int, k: int, **options: object) -> NeighborQuery:
     direction = index.store.directions(np.array([row]))[0]
     return NeighborQuery(direction, k, frozenset({row}), **options)  # type: ignore[arg-type]
 
@@ -65,11 +65,11 @@ def test_recall_is_measured_against_the_exact_path(indexed: Indexing) -> None:
     facts = indexed.facts()
     assert facts["state"] == "ready" and facts["recall_queries"] == 200
     assert facts["recall_at_10"] >= 0.9
-    assert facts["bytes"] > 0 and indexed.index.approximate is not None
+    assert facts["bytes"] > 0 and indexed.search.approximate is not None
 
 
 def test_every_reported_score_is_the_exact_cosine(indexed: Indexing) -> None:
-    index = indexed.index
+    index = indexed.search
     queries = [row_query(index, row, 10) for row in range(100, 160)]
     approximate = index.neighbors(queries)
     exact = index.neighbors([replace(q, options=EXACT) for q in queries])
@@ -84,7 +84,7 @@ def test_every_reported_score_is_the_exact_cosine(indexed: Indexing) -> None:
 
 
 def test_exclusions_zero_rows_and_restrict_keep_their_meaning(indexed: Indexing) -> None:
-    index = indexed.index
+    index = indexed.search
     plain = index.neighbors([row_query(index, 300, 10)])[0].ids
     excluded = frozenset(plain[:5].tolist()) | {300}
     query = replace(row_query(index, 300, 10), exclude=excluded)
@@ -96,14 +96,14 @@ def test_exclusions_zero_rows_and_restrict_keep_their_meaning(indexed: Indexing)
 
 
 def test_exact_true_is_the_exhaustive_answer(indexed: Indexing) -> None:
-    index = indexed.index
+    index = indexed.search
     query = row_query(index, 42, 10, options=EXACT)
-    exhaustive = SimilarityIndex(index.table).neighbors([replace(query, options=SearchOptions())])
+    exhaustive = CosineSearch(index.table).neighbors([replace(query, options=SearchOptions())])
     np.testing.assert_array_equal(index.neighbors([query])[0].ids, exhaustive[0].ids)
 
 
 def test_analogies_search_the_index_unless_told_otherwise(indexed: Indexing) -> None:
-    index = indexed.index
+    index = indexed.search
     terms = {"positive": (Term(row=10), Term(row=20)), "negative": (Term(row=30),), "k": 5}
     approximate = index.analogies([AnalogyQuery(**terms)])[0]  # type: ignore[arg-type]
     exact = index.analogies([AnalogyQuery(**terms, options=EXACT)])[0]  # type: ignore[arg-type]
@@ -139,13 +139,13 @@ def test_parameters_that_cannot_work_name_the_table(parameters, problem) -> None
 
 
 def test_a_saved_index_belongs_to_its_table(indexed: Indexing, tmp_path: Path) -> None:
-    table, approximate = indexed.index.table, indexed.approximate
+    table, approximate = indexed.search.table, indexed.approximate
     assert approximate is not None and indexed.truth is not None and indexed.recall is not None
     path = tmp_path / "saved.faiss"
     save_index(path, approximate, fingerprint(table), indexed.truth, indexed.recall)
     loaded, truth = load_index(path, indexed.parameters, fingerprint(table), ROWS, WIDTH)
     assert truth is not None and loaded.kind == indexed.parameters.kind
-    again = Indexing(SimilarityIndex(table), indexed.parameters)
+    again = Indexing(CosineSearch(table), indexed.parameters)
     again.attach(loaded, truth, str(path))
     assert again.measure().at_k == indexed.recall.at_k  # the same answers from the mapped file
     other = clustered(seed=1)

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import AnalogyQuery, NeighborQuery, ScoreQuery, Term
-from service.engine.search.scoring import prepare_score, score
+from service.engine.search.scoring import plan_score, score
 from service.engine.tables.table import EmbeddingTable
 
 # "A few tens of MB", all included: a pass holds at most 16 MiB of float32 scores
@@ -36,8 +36,8 @@ def peak_of(work: Callable[[], Any]) -> int:
 
 
 @pytest.fixture(scope="module")
-def index(minilm: EmbeddingTable) -> SimilarityIndex:
-    return SimilarityIndex(minilm)
+def index(minilm: EmbeddingTable) -> CosineSearch:
+    return CosineSearch(minilm)
 
 
 def worst_analogy(minilm: EmbeddingTable, method: str, seed: int) -> AnalogyQuery:
@@ -82,7 +82,7 @@ def test_the_worst_neighbour_batch_stays_within_tens_of_megabytes(index, minilm)
 def test_the_worst_scoring_batch_stays_within_tens_of_megabytes(index, minilm) -> None:
     rng = np.random.default_rng(4)
     queries = [
-        prepare_score(index, ScoreQuery(rng.normal(size=minilm.width), K, softmax=True, target=5))
+        plan_score(index, ScoreQuery(rng.normal(size=minilm.width), K, softmax=True, target=5))
         for _ in range(BATCH)
     ]
     assert peak_of(lambda: score(index, queries)) < PEAK_BYTES
@@ -142,7 +142,7 @@ def test_cosmul_with_huge_weights_ranks_rows_and_never_answers_a_zero_row() -> N
     vectors = rng.normal(size=(50, 8)).astype(np.float32)
     vectors[0] = 0  # padding
     tokens = [f"t{i}" for i in range(50)]
-    index = SimilarityIndex(EmbeddingTable(tokens, vectors))
+    index = CosineSearch(EmbeddingTable(tokens, vectors))
     query = AnalogyQuery(positive=(Term(row=7, weight=1e6),), k=5, method="mul")
     [result] = index.analogies([query])
     assert 0 not in result.ids.tolist() and 7 not in result.ids.tolist()

@@ -11,7 +11,7 @@ from gensim.test.utils import datapath
 from service.engine.analysis.evaluation import evaluate_analogies, read_questions
 from service.engine.analysis.word_pairs import evaluate_pairs, read_pairs
 from service.engine.errors import InvalidQuery
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.tables.table import EmbeddingTable
 
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ def test_same_answers_as_gensim(minilm: EmbeddingTable, questions: Path, restric
     # Batches smaller than a section, so questions of different sections share batches.
     parsed = read_questions(questions.read_text(encoding="utf-8"))
     ours = evaluate_analogies(
-        SimilarityIndex(minilm), parsed, restrict_vocab=restrict_vocab, batch_size=100
+        CosineSearch(minilm), parsed, restrict_vocab=restrict_vocab, batch_size=100
     )
 
     assert [s.name for s in ours.sections] == [s["section"] for s in theirs[:-1]]
@@ -66,7 +66,7 @@ def test_case_sensitive_analogies_as_gensim(
 ) -> None:
     score, theirs = gensim_minilm.evaluate_word_analogies(str(questions), case_insensitive=False)
     parsed = read_questions(questions.read_text(encoding="utf-8"), case_insensitive=False)
-    ours = evaluate_analogies(SimilarityIndex(minilm), parsed, case_insensitive=False)
+    ours = evaluate_analogies(CosineSearch(minilm), parsed, case_insensitive=False)
     for section, their_section in zip(ours.sections, theirs, strict=False):
         assert section.correct == their_section["correct"], section.name
         assert section.incorrect == their_section["incorrect"], section.name
@@ -84,7 +84,7 @@ def test_word_pairs_as_gensim(
         path, restrict_vocab=restrict, case_insensitive=case_insensitive
     )
     parsed = read_pairs(Path(path).read_text(encoding="utf-8"), case_insensitive)
-    ours = evaluate_pairs(SimilarityIndex(minilm), parsed, restrict, case_insensitive)
+    ours = evaluate_pairs(CosineSearch(minilm), parsed, restrict, case_insensitive)
     # gensim's cosines are float32 and ours float64: the same figures to about 1e-7.
     assert ours.pearson.r == pytest.approx(pearson.statistic, abs=1e-6)
     assert ours.pearson.p_value == pytest.approx(pearson.pvalue, rel=1e-4)

@@ -9,39 +9,39 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
-from service.engine.search.cosine import AnalogyQuery, NeighborQuery, SimilarityIndex, Term
+from service.engine.search.cosine import AnalogyQuery, CosineSearch, NeighborQuery, Term
 from service.engine.search.queries import ScoreQuery
-from service.engine.search.scoring import prepare_score, score
+from service.engine.search.scoring import plan_score, score
 from service.engine.search.terms import shares_terms
 from service.engine.tables.table import EmbeddingTable
 from tests.conftest import SMALL_TOKENS, small_vectors
 
 
 @pytest.fixture()
-def small() -> SimilarityIndex:
-    return SimilarityIndex(EmbeddingTable(SMALL_TOKENS, small_vectors()))
+def small() -> CosineSearch:
+    return CosineSearch(EmbeddingTable(SMALL_TOKENS, small_vectors()))
 
 
-def search(index: SimilarityIndex, row: int, k: int, **options: object) -> list[int]:
+def search(index: CosineSearch, row: int, k: int, **options: object) -> list[int]:
     vector = index.table.vectors[row]
     query = NeighborQuery(vector, k, frozenset({row}), **options)  # type: ignore[arg-type]
     return index.neighbors([query])[0].ids.tolist()
 
 
-def test_zero_rows_are_never_neighbors(small: SimilarityIndex) -> None:
+def test_zero_rows_are_never_neighbors(small: CosineSearch) -> None:
     for row in range(1, small.table.rows):
         assert 0 not in search(small, row, k=small.table.rows)
     assert small.zero_rows == 1
 
 
-def test_a_zero_row_query_is_refused(small: SimilarityIndex) -> None:
+def test_a_zero_row_query_is_refused(small: CosineSearch) -> None:
     with pytest.raises(ZeroVector, match="PAD"):
         small.store.directions(np.array([0]))
     with pytest.raises(ZeroVector):
         small.neighbors([NeighborQuery(np.zeros(4, np.float32), 3)])
 
 
-def test_the_query_row_and_exclusions_are_left_out(small: SimilarityIndex) -> None:
+def test_the_query_row_and_exclusions_are_left_out(small: CosineSearch) -> None:
     everything = search(small, 3, k=20)
     assert 3 not in everything
     assert len(everything) == small.table.rows - 2  # minus the query and the zero row
@@ -51,39 +51,39 @@ def test_the_query_row_and_exclusions_are_left_out(small: SimilarityIndex) -> No
     assert fewer.ids.tolist() == everything[1:]
 
 
-def test_restrict_searches_only_the_first_rows(small: SimilarityIndex) -> None:
+def test_restrict_searches_only_the_first_rows(small: CosineSearch) -> None:
     assert set(search(small, 2, k=10, restrict=5)) == {1, 3, 4}
 
 
-def test_vector_width_is_checked(small: SimilarityIndex) -> None:
+def test_vector_width_is_checked(small: CosineSearch) -> None:
     with pytest.raises(DimensionMismatch):
         small.neighbors([NeighborQuery(np.ones(5, np.float32), 3)])
     with pytest.raises(DimensionMismatch):
-        prepare_score(small, ScoreQuery(np.ones(3, np.float32), 3))
+        plan_score(small, ScoreQuery(np.ones(3, np.float32), 3))
 
 
-def test_terms_that_cancel_have_no_direction(small: SimilarityIndex) -> None:
+def test_terms_that_cancel_have_no_direction(small: CosineSearch) -> None:
     query = AnalogyQuery(positive=(Term(row=3),), negative=(Term(row=3),), k=3)
     with pytest.raises(ZeroVector):
         small.analogies([query])
 
 
-def test_cosmul_needs_a_positive_term(small: SimilarityIndex) -> None:
+def test_cosmul_needs_a_positive_term(small: CosineSearch) -> None:
     with pytest.raises(InvalidQuery):
         small.analogies([AnalogyQuery(positive=(), negative=(Term(row=3),), method="mul")])
 
 
-def test_cosmul_never_answers_zero_rows_or_inputs(small: SimilarityIndex) -> None:
+def test_cosmul_never_answers_zero_rows_or_inputs(small: CosineSearch) -> None:
     query = AnalogyQuery(positive=(Term(row=2), Term(row=5)), negative=(Term(row=4),), k=20)
     result = small.analogies([AnalogyQuery(**{**query.__dict__, "method": "mul"})])[0]
     assert not {0, 2, 4, 5} & set(result.ids.tolist())
     assert len(result.ids) == small.table.rows - 4
 
 
-def test_score_is_the_raw_dot_product(small: SimilarityIndex) -> None:
+def test_score_is_the_raw_dot_product(small: CosineSearch) -> None:
     vector = np.arange(4, dtype=np.float32)
     query = ScoreQuery(vector, k=3, softmax=True, temperature=2.0, target=6)
-    [scores] = score(small, [prepare_score(small, query)])
+    [scores] = score(small, [plan_score(small, query)])
     logits = small.table.vectors @ vector
     assert scores.ids.tolist() == np.argsort(-logits)[:3].tolist()
     np.testing.assert_allclose(scores.logits, np.sort(logits)[::-1][:3], rtol=1e-6)
@@ -103,7 +103,7 @@ tables = st.integers(2, 40).flatmap(
 @settings(max_examples=60, deadline=None)
 @given(vectors=tables, k=st.integers(1, 12))
 def test_properties_of_neighbor_search(vectors: np.ndarray, k: int) -> None:
-    index = SimilarityIndex(EmbeddingTable([f"t{i}" for i in range(len(vectors))], vectors))
+    index = CosineSearch(EmbeddingTable([f"t{i}" for i in range(len(vectors))], vectors))
     indexed = index.store.norms64 > 0
     queries = [NeighborQuery(vectors[r], k) for r in range(len(vectors)) if indexed[r]]
     batched = index.neighbors(queries)
@@ -118,7 +118,7 @@ def test_properties_of_neighbor_search(vectors: np.ndarray, k: int) -> None:
 
 
 def test_both_kernels_give_the_same_answers(minilm: EmbeddingTable) -> None:
-    blas, faiss = SimilarityIndex(minilm, "blas"), SimilarityIndex(minilm, "faiss")
+    blas, faiss = CosineSearch(minilm, "blas"), CosineSearch(minilm, "faiss")
     rng = np.random.default_rng(3)
     queries = [NeighborQuery(rng.normal(size=minilm.width), 10) for _ in range(40)]
     queries += [NeighborQuery(rng.normal(size=minilm.width), 5, restrict=3000) for _ in range(10)]
@@ -130,7 +130,7 @@ def test_both_kernels_give_the_same_answers(minilm: EmbeddingTable) -> None:
 
 def test_analogies_sharing_terms_equal_each_alone(minilm: EmbeddingTable) -> None:
     # 60 analogies over 12 words take the shared-term path; alone, each takes the direct one.
-    index = SimilarityIndex(minilm)
+    index = CosineSearch(minilm)
     words = ["king", "queen", "man", "woman", "paris", "france", "berlin", "germany", "boy",
              "girl", "rome", "italy"]  # fmt: skip
     rows = [minilm.token_to_id[word] for word in words]
@@ -146,7 +146,7 @@ def test_analogies_sharing_terms_equal_each_alone(minilm: EmbeddingTable) -> Non
         queries.append(
             AnalogyQuery(positive=positive, negative=negative, k=int(rng.integers(1, 20)))
         )
-    prepared = [index.prepare_analogy(query) for query in queries]
+    prepared = [index.plan_analogy(query) for query in queries]
     assert shares_terms(prepared, minilm.rows)
     for query, together in zip(queries, index.analogies(queries), strict=True):
         [alone] = index.analogies([query])
@@ -176,7 +176,7 @@ def test_rows_of_any_magnitude_are_ranked_exactly(exponents, seed, k) -> None:
     directions = rng.normal(size=(60, 5))
     vectors = (directions * 2.0 ** exponents[:, None].astype(np.float64)).astype(np.float32)
     table = EmbeddingTable([f"t{i}" for i in range(60)], vectors)
-    index = SimilarityIndex(table)
+    index = CosineSearch(table)
     for row in rng.choice(np.flatnonzero(index.store.norms64 > 0), size=5):
         direction = index.store.directions(np.array([row]))[0]
         found = index.neighbors([NeighborQuery(vectors[row], k, frozenset({int(row)}))])[0]
@@ -184,6 +184,6 @@ def test_rows_of_any_magnitude_are_ranked_exactly(exponents, seed, k) -> None:
 
 
 def test_the_exact_path_holds_one_copy_of_the_rows(minilm: EmbeddingTable) -> None:
-    index = SimilarityIndex(minilm)
+    index = CosineSearch(minilm)
     assert index.kernel.nbytes < 0.01 * minilm.vectors.nbytes  # a scale per row, no copy
     assert index.nbytes < 1.1 * minilm.vectors.nbytes

@@ -10,8 +10,8 @@ from hypothesis.extra.numpy import arrays
 
 from service.engine.analysis.projection import Basis, Projector, fit_sample
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
-from service.engine.served import Registry
 from service.engine.tables.table import EmbeddingTable
+from service.loading.registry import Registry
 
 
 def reference(vectors: np.ndarray, rows: np.ndarray, dims: int) -> tuple[np.ndarray, np.ndarray]:

@@ -41,11 +41,11 @@ async def app(scope, receive, send) -> None:  # type: ignore[no-untyped-def]
 def port() -> Iterator[int]:
     guard = ConnectionGuard(
         max_header_bytes=LIMIT,
-        header_timeout=10,
-        body_timeout=10,
+        header_timeout_seconds=10,
+        body_timeout_seconds=10,
         max_connections=64,
-        send_timeout=10,
-        max_stalled=8,
+        send_timeout_seconds=10,
+        max_stalled_connections=8,
         in_flight=InFlight(64, 1),
         templates=[],
     )

@@ -14,14 +14,17 @@ import numpy as np
 import pytest
 
 from loadtests.server import running_server
+from service.config import Settings
 from service.errors import Overloaded
-from service.runtime.batching import Batcher, BatchSettings
+from service.runtime.batching import Batcher
 from tests.test_batching import Recorder
 
 
 def test_the_queue_refuses_items_past_its_bound_and_serves_the_rest() -> None:
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(max_size=100, max_queue=3, retry_after=2))
+    batcher = Batcher(
+        "test", recorder, Settings(batch_max_size=100, max_queue=3, retry_after_seconds=2)
+    )
 
     async def scenario() -> tuple[list, int]:
         batcher.start()
@@ -46,7 +49,7 @@ def test_the_queue_refuses_items_past_its_bound_and_serves_the_rest() -> None:
 
 def test_a_request_batch_is_admitted_whole_or_not_at_all() -> None:
     recorder = Recorder()
-    batcher = Batcher("test", recorder, BatchSettings(max_size=100, max_queue=4))
+    batcher = Batcher("test", recorder, Settings(batch_max_size=100, max_queue=4))
 
     async def scenario() -> tuple[object, list, list]:
         batcher.start()

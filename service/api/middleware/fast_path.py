@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from service.api.errors import engine_error_response
 from service.api.middleware.admission import is_json, replay
 from service.engine.errors import EngineError
-from service.engine.served import Registry
+from service.loading.registry import Registry
 from service.operations.catalog import OPERATIONS, Operation, respond
 from service.operations.context import Context
 from service.operations.limits import Limits

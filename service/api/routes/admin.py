@@ -16,7 +16,7 @@ from service.api.routes.tables import describe
 from service.api.routing import OrjsonRoute
 from service.config import TableSpec
 from service.loading.tables import TableLoader
-from service.schemas import common as schemas
+from service.schemas.tables import TableInfo
 
 router = APIRouter(
     prefix="/v1/admin",
@@ -36,7 +36,7 @@ LoaderDep = Annotated[TableLoader, Depends(get_loader)]
 
 
 @router.post("/tables/{table}/reload")
-async def reload_table(table: str, loader: LoaderDep) -> schemas.TableInfo:
+async def reload_table(table: str, loader: LoaderDep) -> TableInfo:
     """Load a served table again from its files and swap it in; the old one serves meanwhile."""
     return describe(await run_in_threadpool(loader.reload, table))
 
@@ -47,6 +47,6 @@ async def reload_table(table: str, loader: LoaderDep) -> schemas.TableInfo:
     dependencies=[Depends(require_json)],
     responses=error_responses(400, 409, 413, 415),
 )
-async def add_table(spec: TableSpec, loader: LoaderDep) -> schemas.TableInfo:
+async def add_table(spec: TableSpec, loader: LoaderDep) -> TableInfo:
     """Load a new table from its files and start serving it under its name."""
     return describe(await run_in_threadpool(loader.add, spec))

@@ -7,28 +7,28 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from service.api.deps import RegistryDep
 from service.api.errors import error_response
-from service.schemas import common as schemas
+from service.schemas.health import Health, Readiness
 
 router = APIRouter(tags=["operations"])
 
 
 @router.get("/healthz")
-async def healthz() -> schemas.Health:
+async def healthz() -> Health:
     """Alive: the process answers. Depends on nothing."""
-    return schemas.Health(status="ok")
+    return Health(status="ok")
 
 
 @router.get(
     "/readyz",
-    response_model=schemas.Readiness,
+    response_model=Readiness,
     responses={503: {"description": "Not ready: the error envelope says why."}},
 )
-async def readyz(registry: RegistryDep) -> Response | schemas.Readiness:
+async def readyz(registry: RegistryDep) -> Response | Readiness:
     """Ready: every configured table is loaded and indexed; 503 with the reason otherwise."""
     reason = registry.unready_reason()
     if reason is not None:
         return error_response(503, "NotReady", reason)
-    return schemas.Readiness(status="ready", tables=registry.names())
+    return Readiness(status="ready", tables=registry.names())
 
 
 @router.get("/metrics", response_class=Response)

@@ -6,37 +6,35 @@ from fastapi import APIRouter
 
 from service.api.deps import RegistryDep, TableDep
 from service.engine.served import ServedTable
-from service.schemas import common as schemas
-from service.schemas.common import CheckpointInfo
-from service.schemas.indexes import IndexInfo
+from service.schemas.tables import CheckpointInfo, IndexInfo, TableInfo, TableList
 
 router = APIRouter(prefix="/v1/tables", tags=["tables"])
 
 
 @router.get("")
-def list_tables(registry: RegistryDep) -> schemas.TableList:
+def list_tables(registry: RegistryDep) -> TableList:
     """Every loaded table with its size and provenance."""
-    return schemas.TableList(tables=[describe(served) for served in registry.served()])
+    return TableList(tables=[describe(served) for served in registry.served()])
 
 
 @router.get("/{table}")
-def table_info(served: TableDep) -> schemas.TableInfo:
+def table_info(served: TableDep) -> TableInfo:
     """One table: rows, width, parameters, bytes held, index type, source, load time."""
     return describe(served)
 
 
-def describe(served: ServedTable) -> schemas.TableInfo:
+def describe(served: ServedTable) -> TableInfo:
     """The public facts of a served table."""
     table, versions = served.table, served.versions
-    return schemas.TableInfo(
+    return TableInfo(
         name=served.name,
         rows=table.rows,
         width=table.width,
         parameters=table.parameters,
-        bytes=served.index.nbytes,
-        index_type=served.index.kind,
+        bytes=served.search.nbytes,
+        index_type=served.search.kind,
         index=IndexInfo(**served.indexing.facts()),
-        zero_rows=served.index.zero_rows,
+        zero_rows=served.search.zero_rows,
         source=table.source,
         loaded_at=served.loaded_at,
         load_seconds=served.load_seconds,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from service.engine.errors import InvalidQuery
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import AnalogyQuery, SearchOptions, Term
 
 TOP = 5
@@ -104,9 +104,9 @@ def read_questions(text: str, case_insensitive: bool = True) -> ParsedQuestions:
     return ParsedQuestions(sections, questions, invalid)
 
 
-def vocabulary(index: SimilarityIndex, restrict_vocab: int, case_insensitive: bool) -> dict:
+def vocabulary(search: CosineSearch, restrict_vocab: int, case_insensitive: bool) -> dict:
     """Word -> row over the first `restrict_vocab` rows; upper-cased, first row winning."""
-    tokens = index.table.tokens[:restrict_vocab]
+    tokens = search.table.tokens[:restrict_vocab]
     if not case_insensitive:
         return {token: row for row, token in enumerate(tokens)}
     words: dict[str, int] = {}
@@ -116,19 +116,19 @@ def vocabulary(index: SimilarityIndex, restrict_vocab: int, case_insensitive: bo
 
 
 def evaluate_analogies(
-    index: SimilarityIndex,
+    search: CosineSearch,
     parsed: ParsedQuestions,
     restrict_vocab: int = GENSIM_RESTRICT,
     case_insensitive: bool = True,
     batch_size: int = 1024,
 ) -> AnalogyEvaluation:
     """Evaluate parsed questions in batches of `batch_size` analogy queries."""
-    words = vocabulary(index, restrict_vocab, case_insensitive)
+    words = vocabulary(search, restrict_vocab, case_insensitive)
     known = [(s, q) for s, q in parsed.questions if all(word in words for word in q)]
     fold = str.upper if case_insensitive else str.__str__
     for start in range(0, len(known), batch_size):
         chunk = known[start : start + batch_size]
-        predictions = _predict(index, words, [q for _, q in chunk], restrict_vocab, fold)
+        predictions = _predict(search, words, [q for _, q in chunk], restrict_vocab, fold)
         for (section, question), predicted in zip(chunk, predictions, strict=True):
             (section.correct if predicted == question[3] else section.incorrect).append(question)
     skipped = len(parsed.questions) - len(known)
@@ -136,7 +136,7 @@ def evaluate_analogies(
 
 
 def _predict(
-    index: SimilarityIndex,
+    search: CosineSearch,
     words: dict[str, int],
     questions: list[Question],
     restrict: int,
@@ -154,8 +154,8 @@ def _predict(
         )
         for a, b, c, _ in questions
     ]
-    results = index.analogies(queries)
-    tokens = index.table.tokens
+    results = search.analogies(queries)
+    tokens = search.table.tokens
     return [
         _first_new((fold(tokens[row]) for row in result.ids.tolist()), set(question[:3]))
         for question, result in zip(questions, results, strict=True)

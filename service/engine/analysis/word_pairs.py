@@ -18,7 +18,7 @@ import numpy as np
 from service.engine.analysis.evaluation import GENSIM_RESTRICT, file_lines, vocabulary
 from service.engine.analysis.statistics import Correlation, pearson, spearman
 from service.engine.errors import InvalidQuery
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 
 DELIMITER = "\t"
 
@@ -83,17 +83,17 @@ def _pair(line: str) -> Pair | None:
 
 
 def evaluate_pairs(
-    index: SimilarityIndex,
+    search: CosineSearch,
     parsed: ParsedPairs,
     restrict_vocab: int = GENSIM_RESTRICT,
     case_insensitive: bool = True,
 ) -> PairsEvaluation:
     """Correlations of the table's cosines with the human scores of the known pairs."""
-    words = vocabulary(index, restrict_vocab, case_insensitive)
+    words = vocabulary(search, restrict_vocab, case_insensitive)
     known = [p for p in parsed.pairs if p.first in words and p.second in words]
     oov = len(parsed.pairs) - len(known)
     gold = np.array([pair.score for pair in known])
-    model = cosines(index, [words[p.first] for p in known], [words[p.second] for p in known])
+    model = cosines(search, [words[p.first] for p in known], [words[p.second] for p in known])
     linear, ranked = pearson(gold, model), spearman(gold, model)
     if linear is None or ranked is None:
         raise InvalidQuery(
@@ -103,9 +103,9 @@ def evaluate_pairs(
     return PairsEvaluation(linear, ranked, len(known), oov, parsed.invalid_lines)
 
 
-def cosines(index: SimilarityIndex, left: list[int], right: list[int]) -> np.ndarray:
+def cosines(search: CosineSearch, left: list[int], right: list[int]) -> np.ndarray:
     """Cosine of each pair of rows in float64; 0 where either row is zero."""
-    store = index.store
+    store = search.store
     first, second = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
     dots = np.einsum(
         "ij,ij->i",

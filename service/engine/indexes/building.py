@@ -15,7 +15,7 @@ from typing import Any
 
 from service.engine.indexes.recall import Recall, Truth, exact_truth, held_out_rows, measure_recall
 from service.engine.search.approximate import ApproximateIndex, IndexParameters, build_index
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 
 State = str  # "exact" | "building" | "measuring" | "ready" | "failed"
 
@@ -39,11 +39,11 @@ class Progress:
 class Indexing:
     """The approximate index of one served table, and what is known about it."""
 
-    def __init__(self, index: SimilarityIndex, parameters: IndexParameters) -> None:
-        self.index = index
+    def __init__(self, search: CosineSearch, parameters: IndexParameters) -> None:
+        self.search = search
         self.parameters = parameters
         self.state: State = "exact" if parameters.kind == "exact" else "pending"
-        self.progress = Progress(total=index.table.rows)
+        self.progress = Progress(total=search.table.rows)
         self.recall: Recall | None = None
         self.truth: Truth | None = None
         self.source: str | None = None
@@ -56,14 +56,14 @@ class Indexing:
     @property
     def approximate(self) -> ApproximateIndex | None:
         """The attached index, if any."""
-        return self.index.approximate
+        return self.search.approximate
 
     def attach(self, approximate: ApproximateIndex, truth: Truth | None, source: str) -> None:
         """Serve candidates from `approximate` from now on (recall is measured by measure())."""
         with self._lock:
             self.parameters = approximate.parameters
             self.truth, self.source = truth, source
-            self.index.approximate = approximate
+            self.search.approximate = approximate
             self.state = "measuring"
 
     def measure(self) -> Recall:
@@ -71,8 +71,8 @@ class Indexing:
         approximate = self.approximate
         assert approximate is not None, "attach an index before measuring it"
         if self.truth is None:
-            self.truth = exact_truth(self.index, held_out_rows(self.index.store))
-        recall = measure_recall(self.index, approximate, self.truth)
+            self.truth = exact_truth(self.search, held_out_rows(self.search.store))
+        recall = measure_recall(self.search, approximate, self.truth)
         with self._lock:
             self.recall = recall
         if self.on_ready is not None:
@@ -92,18 +92,18 @@ class Indexing:
         exhaustive pass that computes the recall truth.
         """
         with self._lock:
-            self.state, self.progress = "building", Progress(total=self.index.table.rows)
-        held = held_out_rows(self.index.store)
+            self.state, self.progress = "building", Progress(total=self.search.table.rows)
+        held = held_out_rows(self.search.store)
 
         def progress(done: int, total: int) -> None:
             self.progress.done = done
             if report is not None:
                 report(done, total)
 
-        approximate = build_index(self.index.store, self.parameters, held, progress)
+        approximate = build_index(self.search.store, self.parameters, held, progress)
         if measuring is not None:
             measuring()
-        truth = exact_truth(self.index, held)
+        truth = exact_truth(self.search, held)
         self.attach(approximate, truth, "built")
         self.measure()
         return approximate
@@ -116,7 +116,7 @@ class Indexing:
     def facts(self) -> dict[str, Any]:
         """What GET /v1/tables/{table} reports about the index."""
         with self._lock:
-            approximate = self.index.approximate
+            approximate = self.search.approximate
             facts: dict[str, Any] = {
                 "kind": self.parameters.kind,
                 "state": self.state,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from service.engine.search.approximate import ApproximateIndex
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import NeighborQuery, SearchOptions
 from service.engine.tables.rows import RowStore
 
@@ -51,19 +51,19 @@ def held_out_rows(
 
 
 def queries_of(
-    index: SimilarityIndex, rows: np.ndarray, options: SearchOptions
+    search: CosineSearch, rows: np.ndarray, options: SearchOptions
 ) -> list[NeighborQuery]:
     """The token-neighbour query of each row: its direction, itself excluded."""
-    directions = index.store.directions(rows)
+    directions = search.store.directions(rows)
     return [
         NeighborQuery(direction, RECALL_K, frozenset({int(row)}), options=options)
         for row, direction in zip(rows.tolist(), directions, strict=True)
     ]
 
 
-def exact_truth(index: SimilarityIndex, rows: np.ndarray) -> Truth:
+def exact_truth(search: CosineSearch, rows: np.ndarray) -> Truth:
     """The exact answers to the held-out queries (one exhaustive pass, in blocks)."""
-    answers = index.search(queries_of(index, rows, SearchOptions(exact=True)))
+    answers = search.search(queries_of(search, rows, SearchOptions(exact=True)))
     neighbors = np.full((rows.size, RECALL_K), -1, dtype=np.int64)
     for i, answer in enumerate(answers):
         neighbors[i, : answer.ids.size] = answer.ids
@@ -71,15 +71,15 @@ def exact_truth(index: SimilarityIndex, rows: np.ndarray) -> Truth:
 
 
 def measure_recall(
-    index: SimilarityIndex,
+    search: CosineSearch,
     approximate: ApproximateIndex,
     truth: Truth,
     options: SearchOptions | None = None,
 ) -> Recall:
     """Recall@k of `approximate`'s rescored answers against the truth."""
     started = time.perf_counter()
-    queries = queries_of(index, truth.rows, options or SearchOptions())
-    answers = index.approximate_search(approximate, queries, None, options or SearchOptions())
+    queries = queries_of(search, truth.rows, options or SearchOptions())
+    answers = search.approximate_search(approximate, queries, None, options or SearchOptions())
     found = total = 0
     for answer, expected in zip(answers, truth.neighbors, strict=True):
         wanted = set(expected[expected >= 0].tolist())

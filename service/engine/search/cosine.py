@@ -40,16 +40,16 @@ from service.engine.search.terms import candidates_by_terms, mean_directions, sh
 from service.engine.tables.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
 
-__all__ = ["AnalogyMethod", "AnalogyQuery", "NeighborQuery", "Neighbors", "SimilarityIndex", "Term"]
+__all__ = ["AnalogyMethod", "AnalogyQuery", "CosineSearch", "NeighborQuery", "Neighbors", "Term"]
 
-SearchKernel = KernelName
-Prepared = NeighborQuery | CosmulQuery
+KernelName = KernelName
+Plan = NeighborQuery | CosmulQuery
 # With an approximate index, a `restrict` of at most this many rows is searched exhaustively:
 # a pass over them is cheap, and an index filtered to a few rows finds few of them.
 EXACT_RESTRICT_ROWS = 100_000
 
 
-class SimilarityIndex:
+class CosineSearch:
     """Cosine search over one table's non-zero rows: exhaustive, or candidates from an
     approximate index (set when it is built or read), rescored exactly either way."""
 
@@ -85,38 +85,38 @@ class SimilarityIndex:
         """Rows with no direction, left out of the index."""
         return int(self.store.zero.size)
 
-    def prepare(self, query: NeighborQuery) -> NeighborQuery:
+    def plan(self, query: NeighborQuery) -> NeighborQuery:
         """Validate a neighbour query and make its vector a unit direction."""
         return replace(query, vector=self.store.direction(query.vector))
 
-    def prepare_analogy(self, query: AnalogyQuery) -> Prepared:
+    def plan_analogy(self, query: AnalogyQuery) -> Plan:
         """Validate an analogy: `add` becomes a neighbour query of the mean direction."""
         if query.method == "mul":
-            return self._prepare_cosmul(query)
+            return self._plan_cosmul(query)
         if _rows_only_add(query):
             return mean_directions(self.store, [query])[0]
         return self._mean_direction(query)
 
-    def prepare_analogies(self, queries: Sequence[AnalogyQuery]) -> list[Prepared]:
+    def plan_analogies(self, queries: Sequence[AnalogyQuery]) -> list[Plan]:
         """prepare_analogy for many queries; `add` ones over table rows are prepared at once."""
         together = [i for i, query in enumerate(queries) if _rows_only_add(query)]
-        prepared: dict[int, Prepared] = {}
+        prepared: dict[int, Plan] = {}
         if together:
             directions = mean_directions(self.store, [queries[i] for i in together])
             prepared.update(zip(together, directions, strict=True))
         return [
-            prepared[i] if i in prepared else self.prepare_analogy(q) for i, q in enumerate(queries)
+            prepared[i] if i in prepared else self.plan_analogy(q) for i, q in enumerate(queries)
         ]
 
     def neighbors(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
         """Answer neighbour queries; every query is checked before any search runs."""
-        return self.search([self.prepare(query) for query in queries])
+        return self.search([self.plan(query) for query in queries])
 
     def analogies(self, queries: Sequence[AnalogyQuery]) -> list[Neighbors]:
         """Answer analogy queries; every query is checked before any search runs."""
-        return self.search(self.prepare_analogies(queries))
+        return self.search(self.plan_analogies(queries))
 
-    def search(self, prepared: Sequence[Prepared]) -> list[Neighbors]:
+    def search(self, prepared: Sequence[Plan]) -> list[Neighbors]:
         """Answer prepared queries of both kinds, each kind in one batched pass."""
         nearest = [(i, q) for i, q in enumerate(prepared) if isinstance(q, NeighborQuery)]
         products = [(i, q) for i, q in enumerate(prepared) if isinstance(q, CosmulQuery)]
@@ -233,7 +233,7 @@ class SimilarityIndex:
             direction, query.k, query.input_rows(), query.restrict, options=query.options
         )
 
-    def _prepare_cosmul(self, query: AnalogyQuery) -> CosmulQuery:
+    def _plan_cosmul(self, query: AnalogyQuery) -> CosmulQuery:
         """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]."""
         if not query.positive:
             raise InvalidQuery("3CosMul needs at least one positive term")
@@ -258,7 +258,7 @@ def cosine_matrix(units: np.ndarray) -> np.ndarray:
     return units @ units.T
 
 
-def directions(query: Prepared) -> int:
+def directions(query: Plan) -> int:
     """The work of a prepared query in directions scored against every row: a neighbour or
     3CosAdd query has one, a 3CosMul query one per term."""
     return len(query.terms) if isinstance(query, CosmulQuery) else 1

@@ -6,33 +6,33 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from service.engine.search import scoring
-from service.engine.search.cosine import Prepared, SimilarityIndex
+from service.engine.search.cosine import CosineSearch, Plan
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
 
 Query = TypeVar("Query")
 Result = TypeVar("Result")
 
 
-def search_per_table(items: Sequence[tuple[SimilarityIndex, Prepared]]) -> list[Neighbors]:
+def search_per_table(items: Sequence[tuple[CosineSearch, Plan]]) -> list[Neighbors]:
     """Search prepared neighbour/analogy queries, one pass per table."""
-    return _per_index(items, lambda index, queries: index.search(queries))
+    return _per_search(items, lambda search, queries: search.search(queries))
 
 
-def score_per_table(items: Sequence[tuple[SimilarityIndex, ScoreQuery]]) -> list[Scores]:
+def score_per_table(items: Sequence[tuple[CosineSearch, ScoreQuery]]) -> list[Scores]:
     """Score prepared queries, one matrix product per table."""
-    return _per_index(items, scoring.score)
+    return _per_search(items, scoring.score)
 
 
-def _per_index(
-    items: Sequence[tuple[SimilarityIndex, Query]],
-    run: Callable[[SimilarityIndex, list[Query]], list[Result]],
+def _per_search(
+    items: Sequence[tuple[CosineSearch, Query]],
+    run: Callable[[CosineSearch, list[Query]], list[Result]],
 ) -> list[Result]:
     groups: dict[int, list[int]] = {}
-    for i, (index, _) in enumerate(items):
-        groups.setdefault(id(index), []).append(i)
+    for i, (search, _) in enumerate(items):
+        groups.setdefault(id(search), []).append(i)
     results: list[Result | None] = [None] * len(items)
     for members in groups.values():
-        index = items[members[0]][0]
-        for i, result in zip(members, run(index, [items[i][1] for i in members]), strict=True):
+        search = items[members[0]][0]
+        for i, result in zip(members, run(search, [items[i][1] for i in members]), strict=True):
             results[i] = result
     return [result for result in results if result is not None]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.errors import InvalidQuery
-from service.engine.search.cosine import SimilarityIndex
+from service.engine.search.cosine import CosineSearch
 from service.engine.search.kernels import RESCORE_MARGIN, SCORES_BUDGET, float32_dot_error
 from service.engine.search.queries import ScoreQuery, Scores
 from service.engine.search.topk import candidate_rows
@@ -22,14 +22,14 @@ FLOAT32_SAFE = float(np.finfo(np.float32).max) / 2
 SCALED_LOGIT_BOUND = 1e300
 
 
-def prepare_score(index: SimilarityIndex, query: ScoreQuery) -> ScoreQuery:
+def plan_score(search: CosineSearch, query: ScoreQuery) -> ScoreQuery:
     """Validate a scoring query (width, temperature, target row, and finite answers)."""
     if not query.temperature > 0:
         raise InvalidQuery("temperature must be positive", temperature=query.temperature)
     if query.target is not None:
-        index.table.check_ids([query.target])
-    vector = index.store.check_vector(query.vector).astype(np.float32)
-    _check_finite_answers(index, vector, query.temperature)
+        search.table.check_ids([query.target])
+    vector = search.store.check_vector(query.vector).astype(np.float32)
+    _check_finite_answers(search, vector, query.temperature)
     return ScoreQuery(
         vector=vector,
         k=query.k,
@@ -39,13 +39,13 @@ def prepare_score(index: SimilarityIndex, query: ScoreQuery) -> ScoreQuery:
     )
 
 
-def _check_finite_answers(index: SimilarityIndex, vector: np.ndarray, temperature: float) -> None:
+def _check_finite_answers(search: CosineSearch, vector: np.ndarray, temperature: float) -> None:
     """InvalidQuery unless every logit, probability and the log normaliser will be finite.
 
     |logit| <= |vector| * (largest row norm): below float32's range the products cannot
     overflow, and below 1e300 after dividing by the temperature the softmax stays finite.
     """
-    bound = float(np.sqrt(np.sum(np.square(vector, dtype=np.float64)))) * index.max_norm
+    bound = float(np.sqrt(np.sum(np.square(vector, dtype=np.float64)))) * search.max_norm
     if bound > FLOAT32_SAFE:
         raise InvalidQuery("the vector is too large: its logits could overflow float32")
     if bound / temperature > SCALED_LOGIT_BOUND:
@@ -56,32 +56,32 @@ def _check_finite_answers(index: SimilarityIndex, vector: np.ndarray, temperatur
         )
 
 
-def score(index: SimilarityIndex, queries: Sequence[ScoreQuery]) -> list[Scores]:
+def score(search: CosineSearch, queries: Sequence[ScoreQuery]) -> list[Scores]:
     """Score prepared queries, a chunk of them per matrix product over the raw rows.
 
     A chunk's float32 logits stay within the scores budget whatever the table's size.
     """
-    chunk = max(1, SCORES_BUDGET // (4 * index.table.rows))
+    chunk = max(1, SCORES_BUDGET // (4 * search.table.rows))
     results: list[Scores] = []
     for start in range(0, len(queries), chunk):
         part = queries[start : start + chunk]
-        logits = np.stack([query.vector for query in part]) @ index.table.vectors.T
-        results.extend(_score_one(index, q, row) for q, row in zip(part, logits, strict=True))
+        logits = np.stack([query.vector for query in part]) @ search.table.vectors.T
+        results.extend(_score_one(search, q, row) for q, row in zip(part, logits, strict=True))
     return results
 
 
-def _score_one(index: SimilarityIndex, query: ScoreQuery, logits: np.ndarray) -> Scores:
+def _score_one(search: CosineSearch, query: ScoreQuery, logits: np.ndarray) -> Scores:
     depth = min(query.k + RESCORE_MARGIN, logits.size)
-    table = index.table
-    scale = float(np.sqrt(np.sum(np.square(query.vector, dtype=np.float64)))) * index.max_norm
+    table = search.table
+    scale = float(np.sqrt(np.sum(np.square(query.vector, dtype=np.float64)))) * search.max_norm
     slack = float32_dot_error(table.width, scale)
     candidates = candidate_rows(logits[None, :], depth, slack)[0]
-    exact = _exact_logits(index, candidates, query.vector)
+    exact = _exact_logits(search, candidates, query.vector)
     order = np.lexsort((candidates, -exact))[: query.k]
     top, top_logits = candidates[order].astype(np.int64), exact[order]
     target_logit = None
     if query.target is not None:
-        target_logit = float(_exact_logits(index, np.asarray([query.target]), query.vector)[0])
+        target_logit = float(_exact_logits(search, np.asarray([query.target]), query.vector)[0])
     log_z = None
     if query.softmax:
         known = {int(row): value for row, value in zip(candidates, exact, strict=True)}
@@ -99,9 +99,9 @@ def _score_one(index: SimilarityIndex, query: ScoreQuery, logits: np.ndarray) ->
     return _with_target(query, logits, scores, target_logit)
 
 
-def _exact_logits(index: SimilarityIndex, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+def _exact_logits(search: CosineSearch, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """float64 logits, each summed on its own so it never depends on the other candidates."""
-    raw = index.table.vectors[rows].astype(np.float64)
+    raw = search.table.vectors[rows].astype(np.float64)
     return np.sum(raw * vector.astype(np.float64), axis=1)
 
 

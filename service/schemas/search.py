@@ -1,0 +1,144 @@
+"""Request and response models of the search routes: neighbours and analogies, single or batch."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import (
+    Discriminator,
+    Field,
+    Tag,
+    model_validator,
+)
+
+from service.schemas.common import (
+    MAX_ITEMS,
+    Base64Vector,
+    CheckpointIndex,
+    EfSearch,
+    Exact,
+    K,
+    Matched,
+    Neighbor,
+    Nprobe,
+    Pieces,
+    Restrict,
+    RowId,
+    Strict,
+    Text,
+    Token,
+    Vector,
+    Weight,
+    check_exactly_one,
+    exactly_one_of,
+)
+
+
+class NeighborsRequest(Strict):
+    model_config = exactly_one_of("token", "id", "vector", "vector_b64", "text")
+
+    token: Token | None = None
+    id: RowId | None = None
+    vector: Vector | None = None
+    vector_b64: Base64Vector | None = None
+    text: Text | None = None
+    pieces: Pieces = "one"
+    k: K | None = None
+    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
+    restrict: Restrict | None = None
+    exact: Exact = False
+    ef_search: EfSearch | None = None
+    nprobe: Nprobe | None = None
+
+    @model_validator(mode="after")
+    def _one_query(self) -> Self:
+        check_exactly_one(self, ("token", "id", "vector", "vector_b64", "text"))
+        return self
+
+
+class SingleNeighborsRequest(NeighborsRequest):
+    """One neighbour query, at a checkpoint if it names one (a batch names it once)."""
+
+    checkpoint: CheckpointIndex | None = None
+
+
+class NeighborsBatchRequest(Strict):
+    queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+    checkpoint: CheckpointIndex | None = None
+
+
+class NeighborList(Strict):
+    neighbors: list[Neighbor]
+
+
+class NeighborsResponse(NeighborList, Matched):
+    pass
+
+
+class NeighborsBatchResponse(Matched):
+    results: list[NeighborList]
+
+
+def _batch_or_single(value: object) -> str:
+    """A JSON object (or, when serialising, a model) with "queries" is a batch."""
+    batch = "queries" in value if isinstance(value, dict) else hasattr(value, "queries")
+    return "batch" if batch else "query"
+
+
+class WeightedTerm(Strict):
+    model_config = exactly_one_of("token", "vector", "vector_b64", "text")
+
+    token: Token | None = None
+    vector: Vector | None = None
+    vector_b64: Base64Vector | None = None
+    text: Text | None = None
+    pieces: Pieces = "one"
+    weight: Weight = 1.0
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        check_exactly_one(self, ("token", "vector", "vector_b64", "text"))
+        return self
+
+
+RequestTerm = Token | WeightedTerm
+
+
+Terms = Annotated[list[RequestTerm], Field(max_length=MAX_ITEMS)]
+
+
+class AnalogyRequest(Strict):
+    positive: Terms = Field(min_length=1)
+    negative: Terms = Field(default_factory=list)
+    k: K | None = None
+    method: Literal["add", "mul"] = Field("add", description="add: 3CosAdd; mul: 3CosMul.")
+    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
+    restrict: Restrict | None = None
+    exact: Exact = False
+    ef_search: EfSearch | None = None
+    nprobe: Nprobe | None = None
+
+
+class SingleAnalogyRequest(AnalogyRequest):
+    """One analogy, at a checkpoint if it names one (a batch names it once)."""
+
+    checkpoint: CheckpointIndex | None = None
+
+
+class AnalogyBatchRequest(Strict):
+    queries: list[AnalogyRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+    checkpoint: CheckpointIndex | None = None
+
+
+# One query, or {"queries": [...]}: the presence of "queries" picks the model to validate with.
+NeighborsBody = Annotated[
+    Annotated[SingleNeighborsRequest, Tag("query")]
+    | Annotated[NeighborsBatchRequest, Tag("batch")],
+    Discriminator(_batch_or_single),
+]
+
+
+AnalogyBody = Annotated[
+    Annotated[SingleAnalogyRequest, Tag("query")] | Annotated[AnalogyBatchRequest, Tag("batch")],
+    Discriminator(_batch_or_single),
+]

@@ -1,0 +1,71 @@
+"""The facts of a served table: size, provenance, checkpoints, and its search index."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+)
+
+from service.schemas.common import Strict
+
+
+class IndexInfo(BaseModel):
+    """A table's search index: exact, or an approximate one with its measured recall."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["exact", "hnsw", "ivf", "ivfpq"]
+    state: Literal["exact", "pending", "building", "measuring", "ready", "failed"] = Field(
+        description="building: the table serves exactly until the index is ready."
+    )
+    parameters: dict[str, int | str]
+    bytes: int | None = Field(description="Bytes the approximate index holds.")
+    source: str | None = Field(description="The file it was read from, or built.")
+    build_seconds: float | None
+    recall_at_10: float | None = Field(
+        description="Recall@10 against the exact path on held-out rows (token-neighbour "
+        "queries), measured when the index was built or loaded."
+    )
+    recall_queries: int | None
+    error: str | None
+    progress: float | None = Field(None, description="While building: the share of rows added.")
+    eta_seconds: float | None = Field(None, description="While building: seconds left.")
+
+
+class CheckpointInfo(Strict):
+    """One version of a table's rows: its place in the set, its name and its file."""
+
+    index: int
+    label: str = Field(description="The file name without its format's suffixes.")
+    source: str = Field(description="The file's name (no directories).")
+
+
+class TableInfo(Strict):
+    name: str
+    rows: int
+    width: int
+    parameters: int
+    bytes: int = Field(
+        description="Bytes held: the float32 rows (one copy, memory-mapped when prepared), "
+        "their norms, the vocabulary and any approximate index."
+    )
+    index_type: str
+    index: IndexInfo
+    zero_rows: int
+    source: str
+    loaded_at: datetime
+    load_seconds: float
+    metadata_columns: list[str]
+    case_insensitive: bool
+    checkpoints: list[CheckpointInfo] = Field(
+        description="The table's versions, first to last (the served one); one for a plain table."
+    )
+
+
+class TableList(Strict):
+    tables: list[TableInfo]

@@ -1,0 +1,124 @@
+"""Request and response models of lookup, similarity and output scoring."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import (
+    Field,
+    model_validator,
+)
+
+from service.schemas.common import (
+    MAX_ITEMS,
+    Base64Vector,
+    CheckpointIndex,
+    Flag,
+    K,
+    Key,
+    Matched,
+    Pieces,
+    RowId,
+    Strict,
+    Text,
+    Token,
+    Vector,
+    check_exactly_one,
+    exactly_one_of,
+)
+
+
+class LookupRequest(Strict):
+    model_config = exactly_one_of("tokens", "ids")
+
+    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    include_vector: Flag = True
+    checkpoint: CheckpointIndex | None = None
+    encoding: Literal["float", "base64"] = Field(
+        "float",
+        description="How vectors are answered: JSON floats in 'vector', or base64 of "
+        "little-endian float32s in 'vector_b64' (as OpenAI's encoding_format).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        check_exactly_one(self, ("tokens", "ids"))
+        return self
+
+
+class LookupItem(Strict):
+    token: str
+    id: int | None = Field(None, description="The row; absent for the mean of a text's pieces.")
+    norm: float
+    vector: list[float] | None = None
+    vector_b64: str | None = None
+    metadata: dict[str, int | float | str] = Field(default_factory=dict)
+
+
+class LookupResponse(Matched):
+    items: list[LookupItem]
+
+
+class SimilarityRequest(Strict):
+    model_config = exactly_one_of("pairs", "tokens")
+
+    pairs: list[tuple[Key, Key]] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    checkpoint: CheckpointIndex | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> Self:
+        check_exactly_one(self, ("pairs", "tokens"))
+        return self
+
+
+class PairScore(Strict):
+    tokens: tuple[str, str]
+    score: float
+
+
+class SimilarityResponse(Matched):
+    pairs: list[PairScore] | None = None
+    tokens: list[str] | None = None
+    matrix: list[list[float]] | None = None
+
+
+class ScoreRequest(Strict):
+    model_config = exactly_one_of("vector", "vector_b64", "text")
+
+    vector: Vector | None = None
+    vector_b64: Base64Vector | None = None
+    text: Text | None = Field(
+        None, description="Score this text's raw row (or the mean of its pieces' rows)."
+    )
+    pieces: Pieces = "one"
+    k: K | None = None
+    softmax: Flag = False
+    temperature: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
+    target: Token | None = None
+
+    @model_validator(mode="after")
+    def _one_vector(self) -> Self:
+        check_exactly_one(self, ("vector", "vector_b64", "text"))
+        return self
+
+
+class ScoredToken(Strict):
+    token: str
+    id: int
+    logit: float
+    probability: float | None = None
+    text: str | None = Field(None, description="The row decoded to text (text queries).")
+
+
+class TargetScore(ScoredToken):
+    rank: int = Field(description="1 + the number of rows with a strictly higher logit.")
+
+
+class ScoreResponse(Matched):
+    top: list[ScoredToken]
+    target: TargetScore | None = None
+    log_partition: float | None = Field(
+        None, description="log of the softmax normaliser, when softmax is asked for."
+    )
