@@ -1,11 +1,25 @@
-"""Errors the service raises around the engine: admission, the wire, access, table management.
+"""Errors the service raises around the engine, the one mapping from error to HTTP status, and
+the one encoder of the error envelope.
 
-They share the engine's base class, so the HTTP layer maps all of them in its one table.
+Every error answer, whoever writes it (the query door, FastAPI's handlers, the connection
+guards, the responder while tables load), is `encode(error)`:
+{"error": {"type": ..., "message": ..., <details>}}, with its status and headers from
+STATUS_BY_ERROR and headers_of, and counted in errors_total by type.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from http import HTTPStatus
+
+import orjson
+
+from service.engine import errors
 from service.engine.errors import EngineError
+from service.metrics import ERRORS
+
+# Realm named in WWW-Authenticate challenges (RFC 6750).
+REALM = "embedding-service"
 
 
 class ServiceError(EngineError):
@@ -104,3 +118,157 @@ class TableExists(ServiceError):
 
     def __init__(self, name: str) -> None:
         super().__init__(f"a table named {name!r} is already served; reload it", table=name)
+
+
+class NotReady(ServiceError):
+    """The process is not ready to serve (tables loading, or shutting down)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+
+
+class MalformedJSON(ServiceError):
+    """The body is not valid JSON."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"request body is not valid JSON: {reason}")
+
+
+class InvalidRequest(ServiceError):
+    """The body is JSON but not a valid request; `errors` says where and what (no input)."""
+
+    def __init__(self, summary: str, problems: list[dict[str, object]]) -> None:
+        super().__init__(summary, errors=problems)
+
+    @property
+    def type(self) -> str:
+        """Named as clients have always seen it."""
+        return "ValidationError"
+
+
+class HTTPError(ServiceError):
+    """A plain HTTP error (404 Not Found, 405 Method Not Allowed, ...) in the envelope."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.headers = headers
+
+    @property
+    def type(self) -> str:
+        """The status phrase without spaces: NotFound, MethodNotAllowed."""
+        return HTTPStatus(self.status).phrase.replace(" ", "").replace("-", "")
+
+
+class InternalError(ServiceError):
+    """A bug: logged with its traceback where it happened, answered without internals."""
+
+    def __init__(self) -> None:
+        super().__init__("internal error; it has been logged")
+
+
+STATUS_BY_ERROR: dict[type[EngineError], int] = {
+    errors.UnknownToken: 404,
+    errors.UnknownId: 404,
+    errors.UnknownCheckpoint: 404,
+    errors.UnknownTable: 404,
+    errors.TableNotReady: 503,
+    errors.DimensionMismatch: 422,
+    errors.ZeroVector: 422,
+    errors.InvalidQuery: 422,
+    errors.InvalidVector: 422,
+    errors.LimitExceeded: 422,
+    errors.SeveralPieces: 422,
+    errors.EmptyText: 422,
+    errors.TableLoadError: 422,
+    Unauthorized: 401,
+    TableExists: 409,
+    BodyTooLarge: 413,
+    BodyTimeout: 408,
+    HeadTimeout: 408,
+    HeadersTooLarge: 431,
+    FramingTooLarge: 400,
+    TrailersRefused: 400,
+    UnsupportedMediaType: 415,
+    MalformedJSON: 400,
+    InvalidRequest: 422,
+    NotReady: 503,
+    InternalError: 500,
+    # 429, not 503: shedding load is the service working as designed, and callers retry it.
+    Overloaded: 429,
+}
+JSON = b"application/json"
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """An answer ready for the wire: status, headers (content-type first) and body."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+
+def status_of(error: EngineError) -> int:
+    """The status for an error: its own class's entry, else its nearest base's."""
+    if isinstance(error, HTTPError):
+        return error.status
+    for cls in type(error).__mro__:
+        if cls in STATUS_BY_ERROR:
+            return STATUS_BY_ERROR[cls]
+    return 422
+
+
+def headers_of(error: EngineError) -> dict[str, str]:
+    """Headers a status needs: Retry-After when shedding load or not ready, a challenge when
+    unauthorised, what a plain HTTP error carries."""
+    if isinstance(error, Overloaded):
+        return {"Retry-After": str(error.retry_after)}
+    if isinstance(error, errors.TableNotReady | NotReady):
+        return {"Retry-After": "1"}
+    if isinstance(error, Unauthorized):
+        challenge = f'Bearer realm="{REALM}"'
+        if error.invalid:
+            challenge += ', error="invalid_token"'
+        return {"WWW-Authenticate": challenge}
+    if isinstance(error, HTTPError) and error.headers:
+        return dict(error.headers)
+    return {}
+
+
+def encode(error: EngineError) -> Encoded:
+    """The envelope of `error` with its status and headers, counted in errors_total."""
+    ERRORS.labels(error.type).inc()
+    body = orjson.dumps({"error": {"type": error.type, "message": error.message, **error.details}})
+    headers = [(b"content-type", JSON), (b"content-length", str(len(body)).encode())]
+    headers += [
+        (name.lower().encode(), value.encode()) for name, value in headers_of(error).items()
+    ]
+    return Encoded(status_of(error), headers, body)
+
+
+# Problems listed in a ValidationError answer, at most: the summary names the first few.
+LISTED_PROBLEMS = 100
+SUMMARISED_PROBLEMS = 5
+
+
+def invalid_request(problems: list[dict[str, object]], total: int | None = None) -> InvalidRequest:
+    """The 422 for pydantic's error dicts: where and what, never the input itself."""
+    shown = [_described(problem) for problem in problems[:LISTED_PROBLEMS]]
+    summary = "; ".join(_located(problem) for problem in shown[:SUMMARISED_PROBLEMS])
+    total = len(problems) if total is None else total
+    if total > SUMMARISED_PROBLEMS:
+        summary += f"; and {total - SUMMARISED_PROBLEMS} more"
+    return InvalidRequest(summary, shown)
+
+
+def _described(problem: dict[str, object]) -> dict[str, object]:
+    message = str(problem.get("msg", ""))
+    # pydantic prefixes a validator's own ValueError message; the message says enough.
+    message = message.removeprefix("Value error, ")
+    return {"loc": list(problem.get("loc", ())), "msg": message, "type": problem.get("type")}  # type: ignore[call-overload]
+
+
+def _located(problem: dict[str, object]) -> str:
+    where = ".".join(map(str, problem["loc"]))  # type: ignore[call-overload]
+    return f"{where}: {problem['msg']}" if where else str(problem["msg"])

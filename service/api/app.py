@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 from fastapi.telemetry import TelemetryConfig
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.cors import CORSMiddleware
@@ -18,10 +17,10 @@ from service.api.middleware.admission import (
     BodyRules,
     InFlight,
     InFlightLimitMiddleware,
-    require_json,
 )
-from service.api.middleware.fast_path import DirectQueryMiddleware
+from service.api.middleware.fast_path import FastPathMiddleware
 from service.api.middleware.metrics import MetricsMiddleware
+from service.api.openapi import document_bodies
 from service.api.routes import admin as routes_admin
 from service.api.routes import diagnostics as routes_diagnostics
 from service.api.routes import explorer as routes_explorer
@@ -35,6 +34,7 @@ from service.api.routes import vectors as routes_vectors
 from service.config import Settings
 from service.loading.registry import Registry
 from service.loading.tables import TableLoader, load_all, load_registry, load_spec, start_diagnosis
+from service.operations.door import Services
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 
@@ -90,10 +90,12 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.state.loader = TableLoader(app.state.registry, settings)
     app.state.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
     app.state.keys = keys = KeyRing.from_settings(settings)
+    app.state.services = Services(app.state.registry, app.state.limits, app.state.runtime)
     install_error_handlers(app)
     _include_routers(app, keys)
     app.state.route_templates = route_templates(app)
     document_security(app, keys, settings.metrics_require_key)
+    document_bodies(app)
     _add_middleware(app, settings, keys)
     return app
 
@@ -102,9 +104,8 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_ops.router)
     app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
-    json_only: Any = [Depends(require_json)]
     for module in QUERY_ROUTES:
-        app.include_router(module.router, dependencies=json_only, responses=QUERY_ERRORS)
+        app.include_router(module.router, responses=QUERY_ERRORS)
     if keys.admin:
         app.include_router(routes_admin.router)
 
@@ -124,13 +125,7 @@ def route_templates(app: FastAPI) -> list[str]:
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
     """Innermost first: direct queries, in-flight limit, body, access, metrics, CORS."""
     if settings.direct_queries:
-        state = app.state
-        app.add_middleware(
-            DirectQueryMiddleware,
-            registry=state.registry,
-            limits=state.limits,
-            runtime=state.runtime,
-        )
+        app.add_middleware(FastPathMiddleware, services=app.state.services)
     app.add_middleware(InFlightLimitMiddleware, in_flight=app.state.in_flight)
     rules = BodyRules(
         limit=settings.max_body_bytes,

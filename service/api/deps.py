@@ -11,8 +11,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from service.engine.served import ServedTable
+from service.errors import UnsupportedMediaType
 from service.loading.registry import Registry
-from service.operations.context import Context
+from service.operations.door import is_json
 
 
 async def get_registry(request: Request) -> Registry:
@@ -32,10 +33,8 @@ async def get_table(table: str, registry: RegistryDep) -> ServedTable:
 TableDep = Annotated[ServedTable, Depends(get_table)]
 
 
-async def get_context(served: TableDep, request: Request) -> Context:
-    """The table named in the path, with the app's limits, runtime and other tables."""
-    state = request.app.state
-    return Context(served, state.limits, state.runtime, state.registry)
-
-
-ContextDep = Annotated[Context, Depends(get_context)]
+async def require_json(request: Request) -> None:
+    """A dependency for a route that takes a JSON body: 415 for any other content type."""
+    content_type = request.headers.get("content-type", "")
+    if not is_json(content_type):
+        raise UnsupportedMediaType(content_type)

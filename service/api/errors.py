@@ -1,6 +1,9 @@
-"""The one mapping from error type to HTTP status, and the one error envelope.
+"""FastAPI's side of the one error envelope: its exceptions answered through errors.encode.
 
-Every error response is {"error": {"type": ..., "message": ..., <details>}}.
+The status mapping and the envelope itself live in service/errors.py, shared with the query
+door, the connection guards and the responder while tables load. This module adds the
+OpenAPI description of the envelope and the handlers for what FastAPI raises on its own
+routes (path and admin-body validation, 404/405, and bugs).
 """
 
 from __future__ import annotations
@@ -9,47 +12,15 @@ import logging
 from http import HTTPStatus
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException
 
-from service import errors as service_errors
-from service.engine import errors
-from service.metrics import ERRORS
+from service.engine.errors import EngineError
+from service.errors import HTTPError, InternalError, MalformedJSON, encode, invalid_request
 
 LOGGER = logging.getLogger("service.errors")
-
-STATUS_BY_ERROR: dict[type[errors.EngineError], int] = {
-    errors.UnknownToken: 404,
-    errors.UnknownId: 404,
-    errors.UnknownCheckpoint: 404,
-    errors.UnknownTable: 404,
-    errors.TableNotReady: 503,
-    errors.DimensionMismatch: 422,
-    errors.ZeroVector: 422,
-    errors.InvalidQuery: 422,
-    errors.InvalidVector: 422,
-    errors.LimitExceeded: 422,
-    errors.SeveralPieces: 422,
-    errors.EmptyText: 422,
-    errors.TableLoadError: 422,
-    service_errors.Unauthorized: 401,
-    service_errors.TableExists: 409,
-    service_errors.BodyTooLarge: 413,
-    service_errors.BodyTimeout: 408,
-    service_errors.HeadTimeout: 408,
-    service_errors.HeadersTooLarge: 431,
-    service_errors.FramingTooLarge: 400,
-    service_errors.TrailersRefused: 400,
-    service_errors.UnsupportedMediaType: 415,
-    # 429, not 503: shedding load is the service working as designed, and callers retry it.
-    service_errors.Overloaded: 429,
-}
-
-# Realm named in WWW-Authenticate challenges (RFC 6750).
-REALM = "embedding-service"
 
 
 class ErrorDetail(BaseModel):
@@ -75,87 +46,49 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     }
 
 
-def error_response(
-    status: int,
-    error_type: str,
-    message: str,
-    headers: dict[str, str] | None = None,
-    **details: Any,
-) -> JSONResponse:
-    """The error envelope, counted by type."""
-    ERRORS.labels(error_type).inc()
-    body = {"error": {"type": error_type, "message": message, **details}}
-    return JSONResponse(body, status_code=status, headers=headers)
+def error_response(error: EngineError) -> Response:
+    """The envelope of `error` as a Starlette response."""
+    encoded = encode(error)
+    response = Response(encoded.body, encoded.status)
+    response.raw_headers = encoded.headers
+    return response
 
 
-def status_of(error: errors.EngineError) -> int:
-    """The status for a domain error: its own class's entry, else its nearest base's."""
-    for cls in type(error).__mro__:
-        if cls in STATUS_BY_ERROR:
-            return STATUS_BY_ERROR[cls]
-    return 422
+async def _engine_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, EngineError)
+    return error_response(error)
 
 
-def headers_of(error: errors.EngineError) -> dict[str, str] | None:
-    """Headers a status needs: Retry-After when shedding load, a challenge when unauthorised."""
-    if isinstance(error, service_errors.Overloaded):
-        return {"Retry-After": str(error.retry_after)}
-    if isinstance(error, service_errors.Unauthorized):
-        challenge = f'Bearer realm="{REALM}"'
-        if error.invalid:
-            challenge += ', error="invalid_token"'
-        return {"WWW-Authenticate": challenge}
-    return None
-
-
-def engine_error_response(error: errors.EngineError) -> JSONResponse:
-    """The envelope for a domain error, with its status and headers from the one mapping."""
-    return error_response(
-        status_of(error), error.type, error.message, headers_of(error), **error.details
-    )
-
-
-async def _engine_error(request: Request, error: Exception) -> JSONResponse:
-    assert isinstance(error, errors.EngineError)
-    return engine_error_response(error)
-
-
-async def _validation_error(request: Request, error: Exception) -> JSONResponse:
+async def _validation_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)
-    for problem in error.errors():
+    problems = list(error.errors())
+    for problem in problems:
         if problem.get("type") == "json_invalid":
             reason = (problem.get("ctx") or {}).get("error", "decode error")
-            return error_response(400, "MalformedJSON", f"request body is not valid JSON: {reason}")
-    problems = [_describe(problem) for problem in error.errors()]
-    summary = "; ".join(f"{'.'.join(map(str, p['loc']))}: {p['msg']}" for p in problems[:5])
-    return error_response(422, "ValidationError", summary, errors=problems)
+            return error_response(MalformedJSON(reason))
+    # A body parameter's location starts with "body": internal to FastAPI, not the client's.
+    for problem in problems:
+        loc = tuple(problem.get("loc", ()))
+        if loc[:1] == ("body",):
+            problem["loc"] = loc[1:]
+    return error_response(invalid_request(problems))
 
 
-async def _http_error(request: Request, error: Exception) -> JSONResponse:
+async def _http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
-    name = HTTPStatus(error.status_code).phrase.replace(" ", "").replace("-", "")
     headers = dict(error.headers) if error.headers else None
-    return error_response(error.status_code, name, str(error.detail), headers=headers)
+    return error_response(HTTPError(error.status_code, str(error.detail), headers))
 
 
-async def _unexpected_error(request: Request, error: Exception) -> JSONResponse:
+async def _unexpected_error(request: Request, error: Exception) -> Response:
     """A bug: logged with its traceback, answered in the envelope without internals."""
     LOGGER.error("unhandled error on %s %s", request.method, request.url.path, exc_info=error)
-    return error_response(500, "InternalError", "internal error; it has been logged")
-
-
-def _describe(problem: Any) -> dict[str, Any]:
-    """Where and what, without echoing the (possibly huge) input back."""
-    return {
-        "loc": list(problem.get("loc", ())),
-        "msg": problem.get("msg"),
-        "type": problem.get("type"),
-    }
+    return error_response(InternalError())
 
 
 def install_error_handlers(app: FastAPI) -> None:
     """Route every error the app can raise through the one envelope."""
-    app.add_exception_handler(errors.EngineError, _engine_error)
+    app.add_exception_handler(EngineError, _engine_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(Exception, _unexpected_error)

@@ -1,13 +1,10 @@
-"""The query API's operations, and the one place a validated query is answered.
+"""The query API's operations: each one's name, body type, runner and cache rule.
 
-A request to POST /v1/tables/{table}/{operation} is answered here whichever way it came in (the
-FastAPI route, or the direct path of direct.py): `respond` decides from the *validated* query
-whether its answer may come from the cache, runs the operation, and stores what may be reused.
+POST /v1/tables/{table}/{name} is answered by door.answer with the operation of that name.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +41,9 @@ class Operation:
     body: TypeAdapter[Any]
     run: Callable[[Any, Context], Awaitable[bytes]]
     cacheable: Callable[[Any], bool] = never
+    # The tags of a body that is one of several models (a query or a batch): pydantic puts the
+    # tag first in an error's location, where a client would not look for it.
+    tags: frozenset[str] = frozenset()
 
     @property
     def route(self) -> Route:
@@ -51,8 +51,13 @@ class Operation:
         return Route(f"/v1/tables/{{table}}/{self.name}")
 
 
-NEIGHBORS = Operation("neighbors", TypeAdapter(NeighborsBody), search.search, search.names_only)
-ANALOGY = Operation("analogy", TypeAdapter(AnalogyBody), search.search, search.names_only)
+ONE_OR_BATCH = frozenset({"query", "batch"})
+NEIGHBORS = Operation(
+    "neighbors", TypeAdapter(NeighborsBody), search.search, search.names_only, ONE_OR_BATCH
+)
+ANALOGY = Operation(
+    "analogy", TypeAdapter(AnalogyBody), search.search, search.names_only, ONE_OR_BATCH
+)
 LOOKUP = Operation("lookup", TypeAdapter(LookupRequest), vectors.lookup)
 SIMILARITY = Operation("similarity", TypeAdapter(SimilarityRequest), vectors.similarity)
 SCORE = Operation("score", TypeAdapter(ScoreRequest), vectors.score)
@@ -80,34 +85,3 @@ OPERATIONS = {
         DRIFT,
     )
 }
-
-
-async def respond(operation: Operation, body: Any, context: Context) -> bytes:
-    """The JSON answer to one validated query: from the cache when it may be, else computed."""
-    checkpoint = getattr(body, "checkpoint", None)
-    if checkpoint is not None:
-        context = await context.at_checkpoint(checkpoint)
-    cache = context.runtime.cache
-    key = (
-        cache_key(operation, body, context) if cache.enabled and operation.cacheable(body) else None
-    )
-    if key is not None:
-        cached = cache.get(operation.name, key)
-        if cached is not None:
-            return cached
-    answer = await operation.run(body, context)
-    if key is not None:
-        cache.put(key, answer)
-    return answer
-
-
-def cache_key(operation: Operation, body: Any, context: Context) -> bytes:
-    """A digest of the table's load, the operation and the validated query in canonical form.
-
-    The canonical form is the validated model serialised with every field, defaults included,
-    in declaration order: whitespace, key order and omitted defaults do not make a new entry.
-    """
-    digest = hashlib.blake2b(context.served.cache_prefix, digest_size=16)
-    digest.update(operation.name.encode())
-    digest.update(body.__pydantic_serializer__.to_json(body))
-    return digest.digest()

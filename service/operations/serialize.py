@@ -12,18 +12,12 @@ from typing import Any
 
 import numpy as np
 import orjson
-from fastapi import Response
 
 from service.engine.search.queries import Neighbors, Scores
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import Split
 
 JSON = "application/json"
-
-
-def json_response(body: bytes) -> Response:
-    """A 200 response carrying already serialised JSON."""
-    return Response(content=body, media_type=JSON)
 
 
 def dumps(payload: Any) -> bytes:

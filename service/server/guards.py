@@ -11,13 +11,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
-from service.api.errors import headers_of, status_of
 from service.api.middleware.admission import InFlight
 from service.api.middleware.metrics import compiled_templates
 from service.config import Settings
-from service.engine.errors import EngineError
 
 LOGGER = logging.getLogger("service.server.guards")
 # Descriptors kept free beyond those open at start: room for connections being accepted and
@@ -89,15 +85,3 @@ def open_descriptors() -> int:
         return len(os.listdir("/proc/self/fd"))
     except OSError:
         return 64
-
-
-def encoded(error: EngineError) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """(status, headers, body) of the error envelope for `error`."""
-    body = orjson.dumps({"error": {"type": error.type, "message": error.message, **error.details}})
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-    ]
-    extra = headers_of(error) or {}
-    headers += [(name.lower().encode(), value.encode()) for name, value in extra.items()]
-    return status_of(error), headers, body

@@ -41,12 +41,14 @@ from service.api.middleware.metrics import template_of
 from service.engine.errors import EngineError
 from service.errors import (
     BodyTimeout,
+    Encoded,
     FramingTooLarge,
     HeadersTooLarge,
     HeadTimeout,
     TrailersRefused,
+    encode,
 )
-from service.server.guards import ConnectionGuard, encoded
+from service.server.guards import ConnectionGuard
 
 __all__ = ["ConnectionGuard", "GuardedProtocol", "protocol_for"]
 
@@ -226,14 +228,14 @@ class GuardedProtocol(HttpToolsProtocol):
     async def _shed(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
         error = self.guard.in_flight.overloaded()
-        status, headers, body = encoded(error)
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        encoded = encode(error)
+        status = encoded.status
+        await send({"type": "http.response.start", "status": status, "headers": encoded.headers})
+        await send({"type": "http.response.body", "body": encoded.body})
         route = template_of(scope["path"], self.guard.templates)
         labels = (route, scope["method"], f"{status // 100}xx")
         metrics.REQUEST_SECONDS.labels(*labels).observe(time.perf_counter() - started)
         metrics.REQUESTS.labels(*labels).inc()
-        metrics.ERRORS.labels(error.type).inc()
 
     def check_deadlines(self, now: float) -> None:
         """Close the connection if its head or body is overdue (called by the guard's sweep)."""
@@ -265,13 +267,9 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def refuse(self, error: EngineError) -> None:
         """Answer `error` in the envelope and close the connection, outside any request."""
-        status, headers, body = encoded(error)
-        lines = [b"HTTP/1.1 %d %s\r\n" % (status, HTTPStatus(status).phrase.encode())]
-        lines += [name + b": " + value + b"\r\n" for name, value in headers]
-        self.transport.write(b"".join([*lines, b"connection: close\r\n\r\n", body]))
+        self.transport.write(http_message(encode(error)))
         self._disconnect_requests()
         self.transport.close()
-        metrics.ERRORS.labels(error.type).inc()
         self.stop_waiting()
         self.body_since = None
 
@@ -356,3 +354,11 @@ class CoalescedWrites:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.transport, name)
+
+
+def http_message(encoded: Encoded) -> bytes:
+    """A whole HTTP/1.1 response that closes the connection, for answers outside any request."""
+    status = encoded.status
+    lines = [b"HTTP/1.1 %d %s\r\n" % (status, HTTPStatus(status).phrase.encode())]
+    lines += [name + b": " + value + b"\r\n" for name, value in encoded.headers]
+    return b"".join([*lines, b"connection: close\r\n\r\n", encoded.body])

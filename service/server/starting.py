@@ -10,13 +10,16 @@ stops start-up as before (one line, exit code 2) without uvicorn ever starting.
 
 from __future__ import annotations
 
-import json
 import selectors
 import socket
 import threading
 from contextlib import suppress
-from typing import Any
 
+from service.engine.errors import EngineError, TableNotReady
+from service.errors import NotReady, encode
+from service.server.protocol import http_message
+
+TABLES = "/v1/tables/"
 # A loading server reads at most this much of a request, waiting at most this long for it.
 HEAD_BYTES = 16 * 1024
 READ_SECONDS = 0.5
@@ -39,19 +42,19 @@ def listening_socket(host: str, port: int, backlog: int = 2048) -> socket.socket
 def answer(head: bytes, reason: str) -> bytes:
     """The whole HTTP response for a request head received while loading."""
     path = head.split(b" ", 2)[1] if head.count(b" ") >= 2 else b""
-    body: dict[str, Any]
-    route = path.split(b"?")[0]
-    if route == b"/healthz":
-        status, body = "200 OK", {"status": "ok"}
-    else:  # as the app answers: NotReady for /readyz, TableNotReady for a table's routes
-        status = "503 Service Unavailable"
-        kind = "NotReady" if route == b"/readyz" else "TableNotReady"
-        body = {"error": {"type": kind, "message": reason}}
-    payload = json.dumps(body).encode()
-    return (
-        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(payload)}\r\nretry-after: 1\r\nconnection: close\r\n\r\n"
-    ).encode() + payload
+    route = path.split(b"?")[0].decode("latin-1")
+    if route == "/healthz":
+        body = b'{"status":"ok"}'
+        return (
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n%s" % (len(body), body)
+        )
+    # As the app answers: TableNotReady for a table's routes, NotReady for the rest.
+    parts = route.split("/")
+    error: EngineError = NotReady(reason)
+    if route.startswith(TABLES) and len(parts) > 3 and parts[3]:
+        error = TableNotReady(parts[3], "loading")
+    return http_message(encode(error))
 
 
 class LoadingResponder:

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import QUERY_ROUTES, create_app
+from service.api import query
+from service.api.app import create_app
 from service.api.middleware import fast_path as direct
 from service.config import Settings
 from service.engine.tables.table import EmbeddingTable
-from service.operations import catalog as operations
+from service.operations import door
 
 
 @pytest.fixture(scope="module")
@@ -76,22 +77,21 @@ def valid_requests(minilm: EmbeddingTable) -> list[tuple[str, dict]]:
 
 
 def counting(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[str]:
-    """Replace `respond` in `modules` with one that records each operation it answers."""
+    """Replace the door's `answer` in `modules` with one that records each operation."""
     answered: list[str] = []
-    respond = operations.respond
 
-    async def recording(operation, body, context):
+    async def recording(operation, *args):
         answered.append(operation.name)
-        return await respond(operation, body, context)
+        return await door.answer(operation, *args)
 
     for module in modules:
-        monkeypatch.setattr(module, "respond", recording)
+        monkeypatch.setattr(module, "answer", recording)
     return answered
 
 
 def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, monkeypatch) -> None:
     by_direct = counting(monkeypatch, direct)
-    by_routes = counting(monkeypatch, *QUERY_ROUTES)
+    by_routes = counting(monkeypatch, query)
     requests = valid_requests(minilm)
     for path, body in requests:
         fast, slow = (c.post(f"/v1/tables/{path}", json=body) for c in (direct_client, routed))

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api.errors import engine_error_response
 from service.engine.errors import EngineError
-from service.errors import BodyTooLarge, Overloaded, UnsupportedMediaType
+from service.errors import BodyTooLarge, Overloaded, encode
 
 # Only table work is bounded: probes, scrapes and admin calls must get through an overload.
 BOUNDED_PREFIX = "/v1/tables"
@@ -24,10 +22,10 @@ async def refuse(
     error: EngineError, scope: Scope, receive: Receive, send: Send, close: bool = False
 ) -> None:
     """Answer `error` in the envelope; `close` ends the connection (an unread body follows)."""
-    response = engine_error_response(error)
-    if close:
-        response.headers["Connection"] = "close"
-    await response(scope, receive, send)
+    encoded = encode(error)
+    headers = [*encoded.headers, (b"connection", b"close")] if close else encoded.headers
+    await send({"type": "http.response.start", "status": encoded.status, "headers": headers})
+    await send({"type": "http.response.body", "body": encoded.body})
 
 
 class InFlight:
@@ -183,18 +181,3 @@ def replay(message: Message, receive: Receive) -> Receive:
         return await receive()
 
     return replayed
-
-
-def is_json(content_type: str) -> bool:
-    """application/json or application/<anything>+json, parameters ignored."""
-    media_type = content_type.split(";", 1)[0].strip().lower()
-    return media_type == "application/json" or (
-        media_type.startswith("application/") and media_type.endswith("+json")
-    )
-
-
-async def require_json(request: Request) -> None:
-    """A dependency for routes that take a JSON body: 415 for any other content type."""
-    content_type = request.headers.get("content-type", "")
-    if not is_json(content_type):
-        raise UnsupportedMediaType(content_type)

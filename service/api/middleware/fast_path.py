@@ -1,46 +1,30 @@
-"""The direct path: valid table queries answered without FastAPI's per-request machinery.
+"""The fast path: query requests handed to the one door without FastAPI's per-request machinery.
 
 The event loop and the search worker share one GIL, so every microsecond of Python spent per
 request on the loop is one the worker cannot use. Under distinct-vector load, FastAPI's
 routing, dependency solving and exception plumbing were about half of the loop's time per
 request (py-spy). This middleware, innermost (so access control, admission limits and metrics
-still apply), validates the body with the operation's own type and answers it with
-operations.respond, exactly as the route would: same validation, same answer, same errors.
-
-Anything it cannot answer as the route would goes on to FastAPI with the body it read: another
-content type, malformed JSON, a body that fails validation (FastAPI then writes the 400/422 in
-the envelope). The `direct_queries` setting turns it off, for the A/B in BENCHMARKS.md.
+still apply), sends POST /v1/tables/{table}/{operation} straight to operations.door.answer,
+the same function the FastAPI route calls: the same parsing, validation, answer and errors, by
+construction. The `direct_queries` setting turns it off, for the A/B in BENCHMARKS.md.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-import orjson
-from pydantic import ValidationError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from service.api.errors import engine_error_response
-from service.api.middleware.admission import is_json, replay
-from service.engine.errors import EngineError
-from service.loading.registry import Registry
-from service.operations.catalog import OPERATIONS, Operation, respond
-from service.operations.context import Context
-from service.operations.limits import Limits
-from service.runtime.runtime import Runtime
+from service.operations.catalog import OPERATIONS, Operation
+from service.operations.door import Services, answer
 
 PREFIX = "/v1/tables/"
-JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
-class DirectQueryMiddleware:
-    """Answer valid POST /v1/tables/{table}/{operation} requests through operations.respond."""
+class FastPathMiddleware:
+    """Answer POST /v1/tables/{table}/{operation} through the door, unrouted."""
 
-    def __init__(self, app: ASGIApp, registry: Registry, limits: Limits, runtime: Runtime) -> None:
+    def __init__(self, app: ASGIApp, services: Services) -> None:
         self.app = app
-        self.registry = registry
-        self.limits = limits
-        self.runtime = runtime
+        self.services = services
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         target = target_of(scope)
@@ -48,19 +32,12 @@ class DirectQueryMiddleware:
             await self.app(scope, receive, send)
             return
         table, operation = target
-        message = await receive()
-        body = None if message.get("more_body") else _validated(operation, message, scope)
-        if body is None:
-            await self.app(scope, replay(message, receive), send)
-            return
         scope["route"] = operation.route
-        try:
-            context = Context(self.registry.get(table), self.limits, self.runtime, self.registry)
-            answer = await respond(operation, body, context)
-        except EngineError as error:
-            await engine_error_response(error)(scope, receive, send)
-            return
-        await send_json(send, answer)
+        body = await read_body(receive)
+        encoded = await answer(operation, table, body, content_type(scope), self.services)
+        await send({"type": "http.response.start", "status": encoded.status,
+                    "headers": encoded.headers})  # fmt: skip
+        await send({"type": "http.response.body", "body": encoded.body})
 
 
 def target_of(scope: Scope) -> tuple[str, Operation] | None:
@@ -76,25 +53,19 @@ def target_of(scope: Scope) -> tuple[str, Operation] | None:
     return parts[0], OPERATIONS[parts[1]]
 
 
-def _validated(operation: Operation, message: Message, scope: Scope) -> Any:
-    """The validated request body, or None to leave the request to FastAPI."""
-    if not _json_content(scope):
-        return None
-    try:
-        return operation.body.validate_python(orjson.loads(message.get("body", b"")))
-    except (orjson.JSONDecodeError, ValidationError):
-        return None
+async def read_body(receive: Receive) -> bytes:
+    """The whole body (the body middleware has already read and bounded it: one message)."""
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
 
 
-def _json_content(scope: Scope) -> bool:
+def content_type(scope: Scope) -> str:
+    """The request's Content-Type ('' when it has none)."""
     for name, value in scope["headers"]:
         if name == b"content-type":
-            return is_json(value.decode("latin-1"))
-    return False
-
-
-async def send_json(send: Send, body: bytes) -> None:
-    """A 200 answer carrying already serialised JSON."""
-    headers = [*JSON_HEADERS, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+            return str(value.decode("latin-1"))
+    return ""

@@ -10,10 +10,9 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
+from service.api.deps import require_json
 from service.api.errors import error_responses
-from service.api.middleware.admission import require_json
 from service.api.routes.tables import describe
-from service.api.routing import OrjsonRoute
 from service.config import TableSpec
 from service.loading.tables import TableLoader
 from service.schemas.tables import TableInfo
@@ -21,7 +20,6 @@ from service.schemas.tables import TableInfo
 router = APIRouter(
     prefix="/v1/admin",
     tags=["admin"],
-    route_class=OrjsonRoute,
     responses=error_responses(401, 404, 422),
 )
 

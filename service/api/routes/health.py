@@ -7,6 +7,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from service.api.deps import RegistryDep
 from service.api.errors import error_response
+from service.errors import NotReady
 from service.schemas.health import Health, Readiness
 
 router = APIRouter(tags=["operations"])
@@ -27,7 +28,7 @@ async def readyz(registry: RegistryDep) -> Response | Readiness:
     """Ready: every configured table is loaded and indexed; 503 with the reason otherwise."""
     reason = registry.unready_reason()
     if reason is not None:
-        return error_response(503, "NotReady", reason)
+        return error_response(NotReady(reason))
     return Readiness(status="ready", tables=registry.names())
 
 

@@ -1,36 +1,36 @@
-"""Search routes: cosine neighbours and analogies, batched across requests.
+"""Query routes of search: cosine neighbours and analogies, batched across requests.
 
-Each route validates its body and hands it to operations.respond, which answers it (from the
-cache when the query names only tokens). direct.py answers the same way without the routing.
+Each route hands its raw body to the one door (operations/door.py, through api/query.py); the
+fast path calls the same door without the routing.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
-from service.api.deps import ContextDep
-from service.api.routing import OrjsonRoute
-from service.operations.catalog import ANALOGY, NEIGHBORS, respond
-from service.operations.serialize import json_response
-from service.schemas.search import (
-    AnalogyBody,
-    NeighborsBatchResponse,
-    NeighborsBody,
-    NeighborsResponse,
+from service.api.openapi import request_body
+from service.api.query import answered
+from service.operations.catalog import ANALOGY, NEIGHBORS
+from service.schemas.search import NeighborsBatchResponse, NeighborsResponse
+
+router = APIRouter(prefix="/v1/tables/{table}", tags=["search"])
+
+
+@router.post(
+    "/neighbors",
+    response_model=NeighborsResponse | NeighborsBatchResponse,
+    openapi_extra=request_body(NEIGHBORS),
 )
-
-router = APIRouter(prefix="/v1/tables/{table}", tags=["search"], route_class=OrjsonRoute)
-
-RESPONSES = NeighborsResponse | NeighborsBatchResponse
-
-
-@router.post("/neighbors", response_model=RESPONSES)
-async def neighbors(body: NeighborsBody, context: ContextDep) -> Response:
-    """Top-k cosine neighbours of a token, an id or a raw vector (or a batch of such queries)."""
-    return json_response(await respond(NEIGHBORS, body, context))
+async def neighbors(table: str, request: Request) -> Response:
+    """Top-k cosine neighbours of a token, an id, a raw vector or a text (or a batch of them)."""
+    return await answered(NEIGHBORS, table, request)
 
 
-@router.post("/analogy", response_model=RESPONSES)
-async def analogy(body: AnalogyBody, context: ContextDep) -> Response:
+@router.post(
+    "/analogy",
+    response_model=NeighborsResponse | NeighborsBatchResponse,
+    openapi_extra=request_body(ANALOGY),
+)
+async def analogy(table: str, request: Request) -> Response:
     """Analogies (gensim most_similar / most_similar_cosmul semantics); inputs never answer."""
-    return json_response(await respond(ANALOGY, body, context))
+    return await answered(ANALOGY, table, request)

@@ -1,30 +1,30 @@
-"""Routes over a table's versions: rows followed through its checkpoints, two versions compared."""
+"""Query routes of training: rows followed through checkpoints, two versions compared.
+
+Each route hands its raw body to the one door (operations/door.py, through api/query.py); the
+fast path calls the same door without the routing.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
-from service.api.deps import ContextDep
-from service.api.routing import OrjsonRoute
-from service.operations.catalog import DRIFT, TRAJECTORY, respond
-from service.operations.serialize import json_response
-from service.schemas.training import (
-    DriftRequest,
-    DriftResponse,
-    TrajectoryRequest,
-    TrajectoryResponse,
+from service.api.openapi import request_body
+from service.api.query import answered
+from service.operations.catalog import DRIFT, TRAJECTORY
+from service.schemas.training import DriftResponse, TrajectoryResponse
+
+router = APIRouter(prefix="/v1/tables/{table}", tags=["training"])
+
+
+@router.post(
+    "/trajectory", response_model=TrajectoryResponse, openapi_extra=request_body(TRAJECTORY)
 )
-
-router = APIRouter(prefix="/v1/tables/{table}", tags=["training"], route_class=OrjsonRoute)
-
-
-@router.post("/trajectory", response_model=TrajectoryResponse)
-async def trajectory(body: TrajectoryRequest, context: ContextDep) -> Response:
+async def trajectory(table: str, request: Request) -> Response:
     """Rows at every checkpoint in the explorer's PCA basis, with norm and movement from init."""
-    return json_response(await respond(TRAJECTORY, body, context))
+    return await answered(TRAJECTORY, table, request)
 
 
-@router.post("/drift", response_model=DriftResponse)
-async def drift(body: DriftRequest, context: ContextDep) -> Response:
+@router.post("/drift", response_model=DriftResponse, openapi_extra=request_body(DRIFT))
+async def drift(table: str, request: Request) -> Response:
     """How rows moved between two checkpoints or two tables; named tokens' neighbour lists."""
-    return json_response(await respond(DRIFT, body, context))
+    return await answered(DRIFT, table, request)

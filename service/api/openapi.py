@@ -1,0 +1,111 @@
+"""The query routes' request bodies in the OpenAPI document, with an example of every form.
+
+A query route takes its body raw (the door validates it), so FastAPI cannot describe it; each
+route names its operation here instead, and `document_bodies` adds the operation's model (the
+same TypeAdapter the door validates with) to the document's components. Every example is a
+valid request on the default table, one per form of the query, so "Try it out" in /docs sends
+something the service answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+
+from service.operations.catalog import OPERATIONS, Operation
+
+COMPONENTS = "#/components/schemas/{model}"
+
+EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
+    "neighbors": {
+        "token": {"token": "king", "k": 5},
+        "id": {"id": 2332, "k": 5, "exclude": ["kings"]},
+        "text": {"text": "unbelievably", "pieces": "mean", "k": 5},
+        "restricted": {"token": "paris", "k": 5, "restrict": 10000},
+        "batch": {"queries": [{"token": "king"}, {"token": "queen", "k": 3}]},
+    },
+    "analogy": {
+        "add": {"positive": ["king", "woman"], "negative": ["man"], "k": 3},
+        "mul": {"positive": ["paris", "germany"], "negative": ["france"], "method": "mul"},
+        "weighted": {"positive": [{"token": "king", "weight": 2.0}, "woman"], "negative": ["man"]},
+        "batch": {"queries": [{"positive": ["king", "woman"], "negative": ["man"], "k": 1}]},
+    },
+    "lookup": {
+        "tokens": {"tokens": ["king", "queen"]},
+        "ids": {"ids": [2332, 3035], "include_vector": False},
+        "base64": {"tokens": ["king"], "encoding": "base64"},
+        "text": {"tokens": [{"text": "running"}]},
+    },
+    "similarity": {
+        "pairs": {"pairs": [["king", "queen"], ["man", "woman"]]},
+        "matrix": {"tokens": ["king", "queen", "paris"]},
+    },
+    "score": {
+        "text": {"text": "king", "k": 5, "softmax": True, "target": "queen"},
+    },
+    "projection": {
+        "first": {"points": 500},
+        "random": {"points": 500, "selection": "random", "seed": 3, "dims": 3},
+        "tokens": {"selection": {"tokens": ["king", "queen", "man", "woman"]}},
+    },
+    "project": {
+        "tokens": {"tokens": ["king", "queen"]},
+    },
+    "diagnostics": {
+        "default": {"limit": 10},
+        "tokens": {"tokens": ["king", "[unused7]"], "limit": 5},
+        "by norm": {"reference": None, "limit": 10},
+    },
+    "evaluate": {
+        "builtin": {"builtin": "questions-words", "restrict": 30000},
+        "pairs": {"pairs": "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\n"},
+    },
+    "tokenize": {
+        "text": {"text": "Embeddings are lookup tables"},
+        "texts": {"texts": ["running", "unbelievably"]},
+        "detokenize": {"detokenize": [2332, 1998, 3035]},
+    },
+    "trajectory": {
+        "tokens": {"tokens": ["king"]},
+    },
+    "drift": {
+        "default": {"tokens": ["king"], "limit": 10},
+    },
+}
+
+
+def body_model(operation: Operation) -> str:
+    """The component name of an operation's request body."""
+    return f"{operation.name.capitalize()}Body"
+
+
+def request_body(operation: Operation) -> dict[str, Any]:
+    """The route's `openapi_extra`: its JSON body, by reference, with its examples."""
+    examples = {name: {"value": value} for name, value in EXAMPLES[operation.name].items()}
+    schema = {"$ref": COMPONENTS.format(model=body_model(operation))}
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": schema, "examples": examples}},
+        }
+    }
+
+
+def document_bodies(app: FastAPI) -> None:
+    """Make the app's OpenAPI document hold every operation's body model."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = generate()
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        for operation in OPERATIONS.values():
+            schema = operation.body.json_schema(ref_template=COMPONENTS)
+            schemas.update(schema.pop("$defs", {}))
+            schemas[body_model(operation)] = schema
+        app.openapi_schema = document
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]

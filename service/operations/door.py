@@ -1,0 +1,129 @@
+"""The one door of a query: the request's bytes in, the answer's bytes (or the envelope) out.
+
+POST /v1/tables/{table}/{operation} is answered by `answer` whichever way it came in: FastAPI's
+route (service/api/routes/) or the fast path (service/api/middleware/fast_path.py); the CLI
+calls it too. It checks the content type, parses the JSON, resolves the table, validates the
+body once, decides from the validated query whether the answer may come from the cache, runs
+the operation, and writes the answer or the error. `direct_queries` chooses a door, never an
+implementation, so both answer byte for byte alike.
+
+The order of refusals is the routes' of old: 415, 400 (not JSON), 404/503 (the table), 422.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from service.engine.errors import EngineError
+from service.errors import (
+    JSON,
+    Encoded,
+    MalformedJSON,
+    UnsupportedMediaType,
+    encode,
+    invalid_request,
+)
+from service.loading.registry import Registry
+from service.operations.catalog import Operation
+from service.operations.context import Context
+from service.operations.limits import Limits
+from service.runtime.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the door needs besides the request: the tables, the limits, the runtime."""
+
+    registry: Registry
+    limits: Limits
+    runtime: Runtime
+
+    def context(self, table: str) -> Context:
+        """The context of a query on `table` (UnknownTable or TableNotReady otherwise)."""
+        return Context(self.registry.get(table), self.limits, self.runtime, self.registry)
+
+
+async def answer(
+    operation: Operation, table: str, body: bytes, content_type: str, services: Services
+) -> Encoded:
+    """The whole answer to one query request, an error envelope included."""
+    try:
+        data = parse_json(body, content_type)
+        context = services.context(table)
+        query = validate(operation, data)
+        answered = await respond(operation, query, context)
+    except EngineError as error:
+        return encode(error)
+    return Encoded(
+        200, [(b"content-type", JSON), (b"content-length", b"%d" % len(answered))], answered
+    )
+
+
+def parse_json(body: bytes, content_type: str) -> Any:
+    """The body's JSON; UnsupportedMediaType or MalformedJSON otherwise."""
+    if not is_json(content_type):
+        raise UnsupportedMediaType(content_type)
+    if not body:
+        return None  # no body at all: a request that is missing, as validation says
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise MalformedJSON(str(error)) from None
+
+
+def validate(operation: Operation, data: Any) -> Any:
+    """The operation's request model of `data`; InvalidRequest (422) naming where and what."""
+    try:
+        return operation.body.validate_python(data)
+    except ValidationError as error:
+        problems = error.errors(include_url=False, include_input=False, include_context=False)
+        for problem in problems:
+            loc = problem["loc"]
+            if loc and loc[0] in operation.tags:
+                problem["loc"] = loc[1:]
+        raise invalid_request(
+            [dict(problem) for problem in problems], error.error_count()
+        ) from None
+
+
+def is_json(content_type: str) -> bool:
+    """application/json or application/<anything>+json, parameters ignored."""
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type == "application/json" or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
+
+
+async def respond(operation: Operation, query: Any, context: Context) -> bytes:
+    """The JSON answer to one validated query: from the cache when it may be, else computed."""
+    checkpoint = getattr(query, "checkpoint", None)
+    if checkpoint is not None:
+        context = await context.at_checkpoint(checkpoint)
+    cache = context.runtime.cache
+    cacheable = cache.enabled and operation.cacheable(query)
+    key = cache_key(operation, query, context) if cacheable else None
+    if key is not None:
+        cached = cache.get(operation.name, key)
+        if cached is not None:
+            return cached
+    answered = await operation.run(query, context)
+    if key is not None:
+        cache.put(key, answered)
+    return answered
+
+
+def cache_key(operation: Operation, query: Any, context: Context) -> bytes:
+    """A digest of the table's load, the operation and the validated query in canonical form.
+
+    The canonical form is the validated model serialised with every field, defaults included,
+    in declaration order: whitespace, key order and omitted defaults do not make a new entry.
+    """
+    digest = hashlib.blake2b(context.served.cache_prefix, digest_size=16)
+    digest.update(operation.name.encode())
+    digest.update(query.__pydantic_serializer__.to_json(query))
+    return digest.digest()
