@@ -135,6 +135,7 @@ class Resolver:
     def neighbor_query(self, request: NeighborsRequest) -> NeighborQuery:
         """A neighbour query; a token, id or text query excludes its own rows."""
         exclude = self.exclusions(request.exclude)
+        row = None
         if request.vector is not None or request.vector_b64 is not None:
             vector = vector_of(request.vector, request.vector_b64)
         elif request.text is not None and len(self.text_rows(request.text, request.pieces)) > 1:
@@ -142,14 +143,14 @@ class Resolver:
             vector, exclude = self.mean(rows), exclude | frozenset(rows)
         else:
             row = self._query_row(request)
-            vector = self.served.search.store.directions(self.served.table.check_ids([row]))[0]
-            exclude = exclude | {row}
+            vector, exclude = self.served.table.vectors[row], exclude | {row}
         return NeighborQuery(
             vector,
             self.limits.checked_k(request.k),
             exclude,
             request.restrict,
             options=self.search_options(request),
+            row=row,
         )
 
     def search_options(self, request: NeighborsRequest | AnalogyRequest) -> SearchOptions:
@@ -166,7 +167,7 @@ class Resolver:
         if request.text is not None:
             return self.text_rows(request.text, request.pieces)[0]
         assert request.id is not None
-        return request.id
+        return int(self.served.table.check_ids([request.id])[0])  # UnknownId outside the rows
 
     def analogy_query(self, request: AnalogyRequest) -> AnalogyQuery:
         """An analogy query; its input tokens and texts' pieces are excluded from the answer."""
@@ -199,9 +200,10 @@ class Resolver:
             row = self.key_row(key)
             if row is not None:
                 return Term(row=row, weight=term.weight)
-            # Unit length, so that the mean weighs as a table row does in 3CosAdd.
-            direction = self.served.search.store.direction(self.raw_vector(key), _mean_of(key))
-            return Term(vector=direction, weight=term.weight)
+            # Unit length (made by the engine), so the mean weighs as a table row does in 3CosAdd.
+            return Term(
+                vector=self.raw_vector(key), weight=term.weight, unit=True, what=_mean_of(key)
+            )
         return Term(vector=vector_of(term.vector, term.vector_b64), weight=term.weight)
 
 

@@ -1,12 +1,20 @@
-"""Answering neighbour and analogy requests: resolve, prepare, search in the shared batcher."""
+"""Answering neighbour and analogy requests: resolve, plan, search in the shared batcher.
+
+A request is walked once: its tokens and texts are gathered in one pass (Names), which also
+decides whether resolving runs on a worker thread; every query is then planned by the engine
+(analogies of a request together, in the engine's batch form) into one SearchItem each, whose
+cost the request's limit and the batcher both read.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from service.engine.search.cosine import CosineSearch, Plan, directions
+from service.engine.search.cosine import Plan
+from service.engine.search.grouped import SearchItem
 from service.operations.context import Context
-from service.operations.resolve import Resolver, texts_of, tokens_of
+from service.operations.resolve import Resolver, TextName, texts_of, tokens_of
 from service.operations.serialize import Matched, neighbors_json
 from service.schemas.search import (
     AnalogyBatchRequest,
@@ -20,9 +28,32 @@ BATCHES = (NeighborsBatchRequest, AnalogyBatchRequest)
 SearchBody = NeighborsRequest | NeighborsBatchRequest | AnalogyRequest | AnalogyBatchRequest
 
 
-# Requests naming more tokens than this are resolved and prepared on a worker thread: a batch
+# Requests naming more tokens than this are resolved and planned on a worker thread: a batch
 # of 256 analogies with 1,000 exclusions each took 0.3 s, which the event loop cannot give.
 ON_LOOP_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class Names:
+    """Every token and text a request names, gathered in one walk over its queries."""
+
+    tokens: list[str]
+    texts: list[TextName]
+
+    @classmethod
+    def of(cls, queries: Sequence[SearchRequest]) -> Names:
+        """The names of `queries`."""
+        tokens: list[str] = []
+        texts: list[TextName] = []
+        for query in queries:
+            tokens += tokens_of(query)
+            texts += texts_of(query)
+        return cls(tokens, texts)
+
+    @property
+    def off_the_loop(self) -> bool:
+        """Many tokens, or any text (splitting takes about 0.75 us a character)."""
+        return bool(self.texts) or len(self.tokens) > ON_LOOP_TOKENS
 
 
 async def search(body: SearchBody, context: Context) -> bytes:
@@ -30,34 +61,41 @@ async def search(body: SearchBody, context: Context) -> bytes:
     batch = isinstance(body, BATCHES)
     queries: Sequence[SearchRequest] = body.queries if isinstance(body, BATCHES) else [body]
     context.limits.check_batch(len(queries))
-    if _off_the_loop(queries):
-        prepared, matched = await context.runtime.in_thread(_plan_all, queries, context)
+    names = Names.of(queries)
+    if names.off_the_loop:
+        items, matched = await context.runtime.in_thread(plan_all, queries, names, context)
     else:
-        prepared, matched = _plan_all(queries, context)
-    results = await context.runtime.search.submit_many(prepared)
+        items, matched = plan_all(queries, names, context)
+    results = await context.runtime.search.submit_many(items)
     return neighbors_json(context.served.table, results, matched, batch)
 
 
-def _off_the_loop(queries: Sequence[SearchRequest]) -> bool:
-    """Many tokens, or any text: splitting takes about 0.75 us a character."""
-    texts = any(texts_of(query) for query in queries)
-    return texts or sum(len(tokens_of(query)) for query in queries) > ON_LOOP_TOKENS
-
-
-def _plan_all(
-    queries: Sequence[SearchRequest], context: Context
-) -> tuple[list[tuple[CosineSearch, Plan]], Matched]:
-    """Every query resolved, checked against the limits and prepared for the batcher."""
-    resolver = Resolver(context.served, context.limits)
-    resolver.resolve(
-        [token for query in queries for token in tokens_of(query)],
-        [text for query in queries for text in texts_of(query)],
-    )
+def plan_all(
+    queries: Sequence[SearchRequest], names: Names, context: Context
+) -> tuple[list[SearchItem], Matched]:
+    """Every query resolved, checked against the limits and planned for the batcher."""
+    resolver = Resolver(context.served, context.limits).resolve(names.tokens, names.texts)
     search = context.served.search
-    prepared = [(search, _plan(resolver, query)) for query in queries]
-    context.limits.check_results(sum(query.k for _, query in prepared))
-    context.limits.check_directions(sum(directions(query) for _, query in prepared))
-    return prepared, resolver.matched
+    items = [SearchItem.of(search, plan) for plan in _plans(resolver, queries)]
+    context.limits.check_results(sum(item.plan.k for item in items))
+    context.limits.check_directions(sum(item.cost for item in items))
+    return items, resolver.matched
+
+
+def _plans(resolver: Resolver, queries: Sequence[SearchRequest]) -> list[Plan]:
+    """The engine's plan of each query, in order; a request's analogies planned together."""
+    search = resolver.served.search
+    analogies = [(i, query) for i, query in enumerate(queries) if isinstance(query, AnalogyRequest)]
+    planned: dict[int, Plan] = {}
+    if analogies:
+        plans = search.plan_analogies([resolver.analogy_query(query) for _, query in analogies])
+        planned.update(zip((i for i, _ in analogies), plans, strict=True))
+    return [
+        planned[i]
+        if isinstance(query, AnalogyRequest)
+        else search.plan(resolver.neighbor_query(query))
+        for i, query in enumerate(queries)
+    ]
 
 
 def names_only(body: SearchBody) -> bool:
@@ -72,10 +110,3 @@ def _names_only(query: SearchRequest) -> bool:
         return query.token is not None or query.id is not None or query.text is not None
     terms = [*query.positive, *query.negative]
     return all(isinstance(t, str) or t.token is not None or t.text is not None for t in terms)
-
-
-def _plan(resolver: Resolver, query: SearchRequest) -> Plan:
-    search = resolver.served.search
-    if isinstance(query, NeighborsRequest):
-        return search.plan(resolver.neighbor_query(query))
-    return search.plan_analogy(resolver.analogy_query(query))

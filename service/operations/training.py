@@ -18,6 +18,7 @@ from service.engine.analysis import drift as moves
 from service.engine.analysis.diagnostics import count_column
 from service.engine.analysis.trajectory import Summary, follow
 from service.engine.errors import InvalidQuery
+from service.engine.search.grouped import SearchItem
 from service.engine.search.queries import Neighbors
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
@@ -166,8 +167,8 @@ async def _named(
     resolver = Resolver(side.served, side.limits).resolve(tokens)
     search = side.served.search
     queries = [NeighborsRequest(token=token, k=k) for token in tokens]
-    prepared = [(search, search.plan(resolver.neighbor_query(query))) for query in queries]
-    return resolver, await side.runtime.search.submit_many(prepared)
+    items = [SearchItem.of(search, search.plan(resolver.neighbor_query(q))) for q in queries]
+    return resolver, await side.runtime.search.submit_many(items)
 
 
 def _drift_answer(

@@ -142,11 +142,12 @@ class Batcher(Generic[Item, Result]):
                     item = await asyncio.wait_for(self._queue.get(), remaining)
                 except TimeoutError:
                     break
-            if cost + self.cost(item[0]) > self.settings.batch_max_size:
+            work = self.cost(item[0])
+            if cost + work > self.settings.batch_max_size:
                 self._held = item
                 break
             batch.append(item)
-            cost += self.cost(item[0])
+            cost += work
         return batch
 
     def _timed_compute(self, items: Sequence[Item]) -> list[Result]:

@@ -13,8 +13,8 @@ import faiss
 from threadpoolctl import threadpool_limits
 
 from service.config import Settings
-from service.engine.search.cosine import CosineSearch, Plan, directions
-from service.engine.search.grouped import score_per_table, search_per_table
+from service.engine.search.cosine import CosineSearch
+from service.engine.search.grouped import SearchItem, score_per_table, search_per_table
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
 from service.runtime.batching import Batcher
 from service.runtime.cache import ResultCache
@@ -51,9 +51,9 @@ def limit_openmp(threads: int) -> None:
     faiss.omp_set_num_threads(threads)
 
 
-def search_directions(item: tuple[CosineSearch, Plan]) -> int:
-    """A search item's work in directions scored against the table."""
-    return directions(item[1])
+def item_cost(item: SearchItem) -> int:
+    """A search item's work, as the item counted it."""
+    return item.cost
 
 
 # Threads at once that prepare large requests and build large answers (lookups with vectors,
@@ -67,8 +67,8 @@ class Runtime:
 
     def __init__(self, settings: Settings) -> None:
         threads = partial(limit_openmp, settings.compute_threads)
-        self.search: Batcher[tuple[CosineSearch, Plan], Neighbors] = Batcher(
-            "search", search_per_table, settings, cost=search_directions, initializer=threads
+        self.search: Batcher[SearchItem, Neighbors] = Batcher(
+            "search", search_per_table, settings, cost=item_cost, initializer=threads
         )
         self.score: Batcher[tuple[CosineSearch, ScoreQuery], Scores] = Batcher(
             "score", score_per_table, settings, initializer=threads

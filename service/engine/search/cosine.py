@@ -86,7 +86,10 @@ class CosineSearch:
         return int(self.store.zero.size)
 
     def plan(self, query: NeighborQuery) -> NeighborQuery:
-        """Validate a neighbour query and make its vector a unit direction."""
+        """Validate a neighbour query and make its vector a unit direction (a table row's with
+        the row's stored norm)."""
+        if query.row is not None:
+            return replace(query, vector=self.store.directions(np.asarray([query.row]))[0])
         return replace(query, vector=self.store.direction(query.vector))
 
     def plan_analogy(self, query: AnalogyQuery) -> Plan:
@@ -133,10 +136,6 @@ class CosineSearch:
         """Cosine of each pair (left[i], right[i]) of rows."""
         units = self.store.directions
         return pair_cosines(units(left), units(right))
-
-    def similarity_matrix(self, rows: np.ndarray) -> np.ndarray:
-        """Cosine of every pair of `rows`, as a square matrix."""
-        return cosine_matrix(self.store.directions(rows))
 
     def _nearest(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
         """Answer prepared neighbour queries; those sharing `restrict` and search options
@@ -210,8 +209,8 @@ class CosineSearch:
 
     def _term_vector(self, term: Term, unit: bool) -> np.ndarray:
         if term.vector is not None:
-            if unit:
-                return self.store.direction(term.vector, "an analogy vector term")
+            if unit or term.unit:
+                return self.store.direction(term.vector, term.what)
             return self.store.check_vector(term.vector).astype(np.float64)
         if term.row is None:
             raise InvalidQuery("an analogy term needs a row or a vector")

@@ -3,19 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from service.engine.search import scoring
-from service.engine.search.cosine import CosineSearch, Plan
+from service.engine.search.cosine import CosineSearch, Plan, directions
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
 
 Query = TypeVar("Query")
 Result = TypeVar("Result")
 
 
-def search_per_table(items: Sequence[tuple[CosineSearch, Plan]]) -> list[Neighbors]:
-    """Search prepared neighbour/analogy queries, one pass per table."""
-    return _per_search(items, lambda search, queries: search.search(queries))
+class SearchItem(NamedTuple):
+    """A planned query, the search that answers it, and its work: the directions it scores
+    against every row (a neighbour or 3CosAdd query one, a 3CosMul query one per term),
+    counted once when the item is made (the request's limit and the batcher both read it)."""
+
+    search: CosineSearch
+    plan: Plan
+    cost: int
+
+    @classmethod
+    def of(cls, search: CosineSearch, plan: Plan) -> SearchItem:
+        """The item of `plan` on `search`."""
+        return cls(search, plan, directions(plan))
+
+
+def search_per_table(items: Sequence[SearchItem]) -> list[Neighbors]:
+    """Search planned neighbour/analogy queries, one pass per table."""
+    return _per_search(
+        [(item.search, item.plan) for item in items],
+        lambda search, queries: search.search(queries),
+    )
 
 
 def score_per_table(items: Sequence[tuple[CosineSearch, ScoreQuery]]) -> list[Scores]:

@@ -20,11 +20,14 @@ class Neighbors:
 
 @dataclass(frozen=True)
 class Term:
-    """One analogy term: a table row (unit-normalised) or a raw vector."""
+    """One analogy term: a table row (unit-normalised) or a raw vector, used as given unless
+    `unit` (a mean of a text's pieces weighs as one row does); `what` names it in an error."""
 
     row: int | None = None
     vector: np.ndarray | None = None
     weight: float = 1.0
+    unit: bool = False
+    what: str = "an analogy vector term"
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,11 @@ DEFAULT_SEARCH = SearchOptions()
 
 @dataclass(frozen=True)
 class NeighborQuery:
-    """Top-k cosine neighbours of a direction, minus excluded rows, within the first `restrict`."""
+    """Top-k cosine neighbours of a direction, minus excluded rows, within the first `restrict`.
+
+    Before CosineSearch.plan, `vector` is any vector (a table row's when `row` names it); plan
+    makes it the unit direction, once.
+    """
 
     vector: np.ndarray
     k: int
@@ -50,6 +57,7 @@ class NeighborQuery:
     restrict: int | None = None
     mix: TermMix | None = None
     options: SearchOptions = DEFAULT_SEARCH
+    row: int | None = None
 
 
 @dataclass(frozen=True)

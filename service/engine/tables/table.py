@@ -86,11 +86,6 @@ class EmbeddingTable:
         """Exact token -> row number."""
         return TokenIds(self.vocabulary)
 
-    @property
-    def folded_to_id(self) -> Mapping[str, int]:
-        """Case-folded token -> the lowest row number among its case variants."""
-        return TokenIds(self.vocabulary, folded=True)
-
     def resolve(self, tokens: Iterable[str], case_insensitive: bool = False) -> np.ndarray:
         """Row numbers of `tokens`; raises UnknownToken naming every token not found."""
         ids, unknown = [], []
