@@ -28,9 +28,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import workloads
+from benchmarks.server import start_server
 from benchmarks.wrk import WrkResult, run_wrk
-from loadtests import workloads
-from loadtests.server import start_server
 
 NEIGHBORS = "/v1/tables/minilm/neighbors"
 ANALOGY = "/v1/tables/minilm/analogy"

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.server import free_port
 from benchmarks.wrk import WrkResult, run_wrk
-from loadtests.server import free_port
 
 CONNECTIONS = 32
 HTTP_EF = (32, 64, 128, 256)

@@ -25,7 +25,7 @@ from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import SearchOptions
 from service.engine.tables.prepared import fingerprint
-from service.runtime.runtime import limit_compute_threads
+from service.engine.threads import limit_compute_threads
 
 Say = Callable[[str], None]
 HNSW_EF = (16, 32, 64, 128, 256, 512)

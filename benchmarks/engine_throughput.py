@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds, alternating the order")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (served: 1)")
     args = parser.parse_args()
-    from service.runtime.runtime import limit_compute_threads
+    from service.engine.threads import limit_compute_threads
 
     limit_compute_threads(args.threads)
     table = load_huggingface(default_table().path)

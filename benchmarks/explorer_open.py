@@ -21,7 +21,7 @@ import sys
 from playwright.sync_api import Browser
 
 from benchmarks.browser import CHROMIUM, chromium
-from loadtests.server import running_server
+from benchmarks.server import running_server
 
 POINTS = (1_000, 10_000, 20_000)
 

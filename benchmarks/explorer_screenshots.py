@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchmarks.browser import chromium
 from benchmarks.explorer_tables import write_lee_table
-from loadtests.server import running_server
+from benchmarks.server import running_server
 from service.config import default_table
 
 VIEWPORT = {"width": 1400, "height": 860}

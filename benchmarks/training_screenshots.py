@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.browser import chromium
-from loadtests.server import running_server
+from benchmarks.server import running_server
 from service.cli.train_demo import DemoOptions, train_demo
 
 VIEWPORT = {"width": 1400, "height": 860}

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.server import LOGS, free_port, server_log, wait_until_ready
 from loadtests import attacks
-from loadtests.server import LOGS, free_port, server_log, wait_until_ready
 
 API_KEY = "attack-api-key"
 ADMIN_KEY = "attack-admin-key"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.workloads import default_vocabulary, random_vectors, vector_bodies
 from benchmarks.wrk import run_wrk
-from loadtests.workloads import default_vocabulary, random_vectors, vector_bodies
 
 # Whole-word tokens of the default table, for well-formed queries.
 WORDS = [t for t in default_vocabulary().tokens[2000:] if t.isalpha()][:6000]

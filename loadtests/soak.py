@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 import numpy as np
 import psutil
 
-from loadtests.server import running_server
-from loadtests.workloads import (
+from benchmarks.server import running_server
+from benchmarks.workloads import (
     default_vocabulary,
     google_analogies,
     random_vectors,

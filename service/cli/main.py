@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -171,91 +170,9 @@ def _add_file_options(parser: argparse.ArgumentParser, required: bool = True) ->
 def serve(args: argparse.Namespace) -> int:
     """Bind the port, load every table (answering 503 meanwhile; a bad file stops start-up),
     then serve until stopped; with `workers`, as several processes on the one port."""
-    import signal
-    import socket
-    from contextlib import nullcontext
+    from service.server.serve import serve as run
 
-    from service.server.starting import LoadingResponder
-
-    settings = load_settings(
-        args.config,
-        host=args.host,
-        port=args.port,
-        log_level=args.log_level,
-        tables=args.table,
-        workers=args.workers,
-    )
-    configure_logging(settings.log_level)
-    if args.listen_fd is not None:
-        sock = socket.socket(fileno=args.listen_fd)
-        # A worker: its share of the answer cache (the memory bound holds for the whole server).
-        settings = settings.model_copy(
-            update={"cache_bytes": settings.cache_bytes // settings.workers}
-        )
-    else:
-        sock = _listen(settings.host, settings.port)
-        if settings.workers > 1:
-            from service.server.workers import run_workers
-
-            return run_workers(args.argv, sock, settings.workers)
-    from service.loading.registry import Registry
-    from service.loading.tables import load_all
-    from service.server.workers import report_ready
-
-    registry = Registry(expected=[spec.name for spec in settings.served_tables()])
-    # A reload asked for while loading would kill the process (SIGHUP's default): the tables
-    # being loaded are the files as they are now anyway.
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    with nullcontext() if args.quiet_load else LoadingResponder(sock):
-        load_all(registry, settings)
-    report_ready(args.ready_fd)
-    return _run_server(settings, registry, sock)
-
-
-def _listen(host: str, port: int) -> Any:
-    from service.server.starting import listening_socket
-
-    try:
-        return listening_socket(host, port)
-    except OSError as error:
-        raise ValueError(f"cannot listen on {host}:{port}: {error.strerror}") from None
-
-
-def _run_server(settings: Any, registry: Any, sock: Any) -> int:
-    """uvicorn with the service's protocol, loop and signals, on the bound socket."""
-    import uvicorn
-
-    from service.api.app import create_app
-    from service.server.event_loop import FACTORY
-    from service.server.graceful import GracefulServer
-    from service.server.protocol import ConnectionGuard, protocol_for
-
-    app = create_app(settings, registry)
-    guard = ConnectionGuard.from_settings(settings, app.state)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        http=protocol_for(guard),
-        log_level=settings.log_level,
-        access_log=settings.access_log,
-        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
-        loop=FACTORY if settings.event_loop == "asyncio" else settings.event_loop,
-    )
-    state = app.state
-    server = GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds)
-    server.run(sockets=[sock])
-    return 0
-
-
-def configure_logging(level: str) -> None:
-    """The service's own log lines (loading, access, guards) on stderr, like uvicorn's."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
-    logger = logging.getLogger("service")
-    logger.handlers = [handler]
-    logger.setLevel(level.upper())
-    logger.propagate = False
+    return run(args)
 
 
 def _file_spec(args: argparse.Namespace) -> TableSpec:
@@ -363,9 +280,9 @@ def _served(args: argparse.Namespace) -> tuple[Any, Any]:
     BLAS gets the server's thread count too: the first component's float32 sums depend on how
     BLAS splits them, and the report should be the server's to the last digit.
     """
+    from service.engine.threads import limit_compute_threads
     from service.loading.registry import Registry
     from service.operations.limits import Limits
-    from service.runtime.runtime import limit_compute_threads
 
     settings = load_settings()
     limit_compute_threads(settings.compute_threads)

@@ -26,7 +26,7 @@ from service.engine.search.cosine import CosineSearch
 from service.engine.served import ServedTable
 from service.engine.tables.prepared import INDEX as PREPARED_INDEX
 from service.engine.tables.prepared import fingerprint, is_prepared
-from service.runtime.runtime import limit_openmp
+from service.engine.threads import limit_openmp
 
 LOGGER = logging.getLogger("service.loading.indexes")
 

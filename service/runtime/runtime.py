@@ -9,13 +9,12 @@ from functools import partial
 from typing import Any, TypeVar
 
 import anyio
-import faiss
-from threadpoolctl import threadpool_limits
 
 from service.config import Settings
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.grouped import SearchItem, score_per_table, search_per_table
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
+from service.engine.threads import limit_compute_threads, limit_openmp
 from service.runtime.batching import Batcher
 from service.runtime.cache import ResultCache
 
@@ -32,23 +31,6 @@ def settle_heap() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-def limit_compute_threads(threads: int) -> None:
-    """Cap the BLAS and OpenMP pools of this process (numpy, FAISS) at `threads`.
-
-    OpenMP's count is per thread: a thread that runs FAISS must call limit_openmp itself
-    (the batchers' worker threads do, through their executors' initializer).
-    """
-    threadpool_limits(limits=threads)
-    limit_openmp(threads)
-
-
-def limit_openmp(threads: int) -> None:
-    """Cap the OpenMP threads FAISS starts from the calling thread (each thread has its own
-    setting: a worker thread would otherwise use every core, its pool spinning against the
-    event loop)."""
-    faiss.omp_set_num_threads(threads)
 
 
 def item_cost(item: SearchItem) -> int:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
+from benchmarks.server import free_port, start_server
 from deploy import stack_check
 from deploy.live_monitoring import (
     JOB,
@@ -30,7 +31,6 @@ from deploy.live_monitoring import (
     wait_until_scraped,
     wait_until_target_up,
 )
-from loadtests.server import free_port, start_server
 from tests.deploy.conftest import DEPLOY, tool
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, ConsoleMessage, Page
 
 from benchmarks.browser import chromium
 from benchmarks.explorer_tables import write_lee_table
-from loadtests.server import running_server
+from benchmarks.server import running_server
 from service.config import default_table
 
 TIMEOUT_MS = 20_000

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from loadtests.server import running_server
+from benchmarks.server import running_server
 from tests.explorer.conftest import api, tables_env
 
 pytestmark = pytest.mark.slow

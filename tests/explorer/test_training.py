@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from loadtests.server import running_server
+from benchmarks.server import running_server
 from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
 from tests.explorer.conftest import api
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.big_tables_http import child_pids
-from loadtests.server import free_port, start_server
+from benchmarks.server import free_port, start_server
 from tests.integration.test_cli import call, run_cli
 from tests.test_starting import probe
 

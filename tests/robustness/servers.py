@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from loadtests.server import start_server
+from benchmarks.server import start_server
 
 
 @contextmanager

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from loadtests.server import running_server
+from benchmarks.server import running_server
 from service.config import Settings
 from service.errors import Overloaded
 from service.runtime.batching import Batcher

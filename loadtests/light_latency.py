@@ -1,6 +1,6 @@
 """Latency at light load (the soak's mix at a fixed rate), server variants side by side.
 
-    .venv/bin/python -m benchmarks.light_latency --variant before=../wt-before --variant after=. \\
+    .venv/bin/python -m loadtests.light_latency --variant before=../wt-before --variant after=. \\
         [--rate 200] [--seconds 20] [--rounds 3]
 
 Variants as in benchmarks.ab_http (NAME=DIR[:VAR=VALUE,...]). Every server is started first;
@@ -22,7 +22,7 @@ import numpy as np
 import psutil
 
 from benchmarks.ab_http import Variant
-from loadtests.server import start_server
+from benchmarks.server import start_server
 from loadtests.soak import Soak
 
 
@@ -34,7 +34,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    print(f"command: python -m benchmarks.light_latency {' '.join(sys.argv[1:])}")
+    print(f"command: python -m loadtests.light_latency {' '.join(sys.argv[1:])}")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     found: dict[str, list[tuple[float, float, int]]] = {v.name: [] for v in args.variant}
     with contextlib.ExitStack() as stack:

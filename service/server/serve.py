@@ -1,0 +1,98 @@
+"""`embedding-service serve`: bind the port, load the tables behind a 503 responder, then run
+uvicorn with the guarded protocol, the bounded-accept loop and the graceful signals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+from contextlib import nullcontext
+from typing import Any
+
+import uvicorn
+
+from service.api.app import create_app
+from service.config import load_settings
+from service.loading.registry import Registry
+from service.loading.tables import load_all
+from service.server.event_loop import FACTORY
+from service.server.graceful import GracefulServer
+from service.server.guards import ConnectionGuard
+from service.server.protocol import protocol_for
+from service.server.starting import LoadingResponder, listening_socket
+from service.server.workers import report_ready, run_workers
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Bind the port, load every table (answering 503 meanwhile; a bad file stops start-up),
+    then serve until stopped; with `workers`, as several processes on the one port."""
+
+    settings = load_settings(
+        args.config,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        tables=args.table,
+        workers=args.workers,
+    )
+    configure_logging(settings.log_level)
+    if args.listen_fd is not None:
+        sock = socket.socket(fileno=args.listen_fd)
+        # A worker: its share of the answer cache (the memory bound holds for the whole server).
+        settings = settings.model_copy(
+            update={"cache_bytes": settings.cache_bytes // settings.workers}
+        )
+    else:
+        sock = _listen(settings.host, settings.port)
+        if settings.workers > 1:
+            return run_workers(args.argv, sock, settings.workers)
+
+    registry = Registry(expected=[spec.name for spec in settings.served_tables()])
+    # A reload asked for while loading would kill the process (SIGHUP's default): the tables
+    # being loaded are the files as they are now anyway.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    with nullcontext() if args.quiet_load else LoadingResponder(sock):
+        load_all(registry, settings)
+    report_ready(args.ready_fd)
+    return _run_server(settings, registry, sock)
+
+
+def _listen(host: str, port: int) -> Any:
+
+    try:
+        return listening_socket(host, port)
+    except OSError as error:
+        raise ValueError(f"cannot listen on {host}:{port}: {error.strerror}") from None
+
+
+def _run_server(settings: Any, registry: Any, sock: Any) -> int:
+    """uvicorn with the service's protocol, loop and signals, on the bound socket."""
+
+    app = create_app(settings, registry)
+    guard = ConnectionGuard.from_settings(settings, app.state)
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        http=protocol_for(guard),
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+        timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
+        loop=FACTORY if settings.event_loop == "asyncio" else settings.event_loop,
+    )
+    state = app.state
+    server = GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds)
+    server.run(sockets=[sock])
+    return 0
+
+
+def configure_logging(level: str) -> None:
+    """The service's own log lines (loading, access, guards) on stderr, like uvicorn's."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+    logger = logging.getLogger("service")
+    logger.handlers = [handler]
+    logger.setLevel(level.upper())
+    logger.propagate = False
