@@ -85,9 +85,19 @@ def running_server(
     finally:
         process.terminate()
         code = process.wait(timeout=30)
-    # uvicorn drains, then re-raises the SIGTERM it caught: both codes mean a clean stop.
-    if code not in (0, -signal.SIGTERM):
-        raise RuntimeError(f"server exited with {code}: {server_log(process)}")
+    try:
+        # uvicorn drains, then re-raises the SIGTERM it caught: both codes mean a clean stop.
+        if code not in (0, -signal.SIGTERM):
+            raise RuntimeError(f"server exited with {code}: {server_log(process)}")
+    finally:
+        forget(process)
+
+
+def forget(process: subprocess.Popen[str]) -> None:
+    """Close the log of a server that has stopped."""
+    log = LOGS.pop(process.pid, None)
+    if log is not None:
+        log.close()
 
 
 def _limit_open_files(count: int) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,8 @@ from service.engine.loaders import load_huggingface
 from service.engine.search.cosine import CosineSearch
 from service.engine.session import Session
 from service.engine.tables.table import EmbeddingTable
+from service.loading.registry import Registry
+from service.loading.tables import load_registry
 from tests.checkpoint_sets import write_checkpoint_set
 
 # A small table with the cases that matter: a zero (padding) row, case variants, metadata.
@@ -73,7 +76,29 @@ def settings(small_table_files: Path, run_folder: Path) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def client(settings: Settings) -> Iterator[TestClient]:
-    """A client of the real app, lifespan included (tables load at start-up)."""
-    with TestClient(create_app(settings)) as test_client:
+def registry(settings: Settings) -> Registry:
+    """The tables of `settings`, loaded once for every in-process app of the run."""
+    return load_registry(settings)
+
+
+AppOf = Callable[..., AbstractContextManager[TestClient]]
+
+
+@pytest.fixture(scope="session")
+def app_of(settings: Settings, registry: Registry) -> AppOf:
+    """A client (lifespan running) of an app over the shared tables, with settings changed by
+    keyword: only what is served, never what is loaded, may differ."""
+
+    @contextmanager
+    def build(**changes: object) -> Iterator[TestClient]:
+        with TestClient(create_app(settings.model_copy(update=changes), registry)) as client:
+            yield client
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def client(app_of: AppOf) -> Iterator[TestClient]:
+    """A client of the real app over the shared tables, lifespan included."""
+    with app_of() as test_client:
         yield test_client

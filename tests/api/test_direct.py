@@ -9,25 +9,23 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.api import query
-from service.api.app import create_app
 from service.api.middleware import fast_path as direct
-from service.config import Settings
 from service.engine.tables.table import EmbeddingTable
 from service.operations import door
+from tests.conftest import AppOf
 
 
 @pytest.fixture(scope="module")
-def direct_client(settings: Settings) -> Iterator[TestClient]:
+def direct_client(app_of: AppOf) -> Iterator[TestClient]:
     """The app with the result cache off, so every request is computed."""
-    with TestClient(create_app(settings.model_copy(update={"cache_bytes": 0}))) as client:
+    with app_of(cache_bytes=0) as client:
         yield client
 
 
 @pytest.fixture(scope="module")
-def routed(settings: Settings) -> Iterator[TestClient]:
+def routed(app_of: AppOf) -> Iterator[TestClient]:
     """The same tables and settings with direct_queries off: FastAPI's routes answer."""
-    plain = settings.model_copy(update={"cache_bytes": 0, "direct_queries": False})
-    with TestClient(create_app(plain)) as client:
+    with app_of(cache_bytes=0, direct_queries=False) as client:
         yield client
 
 

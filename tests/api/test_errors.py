@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
-from service.config import Settings
+from tests.conftest import AppOf
 
 MINILM = "/v1/tables/minilm"
 
@@ -71,9 +70,8 @@ def test_bad_requests(client: TestClient, path, body, status, error_type) -> Non
     assert_envelope(client.post(f"{MINILM}/{path}", json=body), status, error_type)
 
 
-def test_results_past_the_limit_are_refused(settings: Settings) -> None:
-    small = settings.model_copy(update={"max_results": 1000})
-    with TestClient(create_app(small)) as limited:
+def test_results_past_the_limit_are_refused(app_of: AppOf) -> None:
+    with app_of(max_results=1000) as limited:
         body = {"queries": [{"token": "king", "k": 100}] * 11}
         error = assert_envelope(
             limited.post(f"{MINILM}/neighbors", json=body), 422, "LimitExceeded"

@@ -9,18 +9,16 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from service.api.app import create_app
-from service.config import Settings
 from tests.api.test_ops import metric_value
+from tests.conftest import AppOf
 
 MINILM = "/v1/tables/minilm"
 
 
 @pytest.fixture(scope="module")
-def unbatched(settings: Settings) -> Iterator[TestClient]:
+def unbatched(app_of: AppOf) -> Iterator[TestClient]:
     """The same tables with batching and the cache off: one search per request."""
-    plain = settings.model_copy(update={"batching": False, "cache_bytes": 0})
-    with TestClient(create_app(plain)) as test_client:
+    with app_of(batching=False, cache_bytes=0) as test_client:
         yield test_client
 
 
@@ -90,11 +88,10 @@ def test_errors_are_not_cached(client) -> None:
         assert client.post(f"{MINILM}/neighbors", json=body).status_code == 404
 
 
-def test_the_cache_stays_within_its_byte_budget(settings: Settings) -> None:
+def test_the_cache_stays_within_its_byte_budget(app_of: AppOf) -> None:
     budget = 8_000  # room for a few k=30 neighbour answers (about 1.9 KB each)
-    small_cache = settings.model_copy(update={"cache_bytes": budget})
     tokens = ["king", "queen", "paris", "berlin", "apple", "pear", "river"]
-    with TestClient(create_app(small_cache)) as client:
+    with app_of(cache_bytes=budget) as client:
         for token in tokens:
             client.post(f"{MINILM}/neighbors", json={"token": token, "k": 30})
         text = client.get("/metrics").text
@@ -124,9 +121,8 @@ def test_one_query_is_one_entry_however_its_body_is_written(client) -> None:
     assert (lookups(client, "hit"), lookups(client, "miss")) == (hits + 2, misses + 1)
 
 
-def test_answers_above_the_size_limit_are_not_cached(settings: Settings) -> None:
-    capped = settings.model_copy(update={"cache_max_answer_bytes": 10_000})
-    with TestClient(create_app(capped)) as client:
+def test_answers_above_the_size_limit_are_not_cached(app_of: AppOf) -> None:
+    with app_of(cache_max_answer_bytes=10_000) as client:
         big = {"queries": [{"token": t, "k": 100} for t in ["king", "queen", "paris"]]}
         small = {"token": "king", "k": 3}
         assert len(client.post(f"{MINILM}/neighbors", json=big).content) > 10_000

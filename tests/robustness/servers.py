@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from benchmarks.server import start_server
+from benchmarks.server import forget, start_server
 
 
 @contextmanager
@@ -25,6 +25,7 @@ def server_process(
         if process.poll() is None:
             process.kill()
         process.wait(timeout=30)
+        forget(process)
 
 
 def call(url: str, body: Any = None, headers: Mapping[str, str] | None = None) -> tuple[int, Any]:

@@ -140,8 +140,11 @@ def test_a_pipelined_head_over_the_bound_closes_the_connection(port: int) -> Non
         sock.sendall(quick + b"GET /healthz HTTP/1.1\r\nX-Pad: " + b"a" * (2 * LIMIT))
         sock.settimeout(5)
         answer = b""
-        while chunk := sock.recv(65536):  # ends: the server closed the connection
-            answer += chunk
+        try:
+            while chunk := sock.recv(65536):  # ends: the server closed the connection
+                answer += chunk
+        except ConnectionResetError:
+            pass  # closed by a reset (the connection was aborted): closed all the same
     assert b"HTTP/1.1 431" not in answer and answer.count(b"HTTP/1.1") <= 1
 
 

@@ -20,6 +20,8 @@ import numpy as np
 _MAX_STEPS = 500
 _EPSILON = 1e-15
 _TINY = 1e-300
+# float64 spacing at 1: a correlation within a few of them of +-1 is +-1.
+_ROUNDING = float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,10 @@ def pearson(x: np.ndarray, y: np.ndarray) -> Correlation | None:
     if not scale > 0:
         return None
     r = max(-1.0, min(1.0, float(dx @ dy) / scale))
+    # Within the sums' rounding (about n ulps) of +-1, r is +-1: an exact linear relation
+    # computed as -0.9999999999999999 would otherwise get p = 1e-8 instead of 0 (as scipy).
+    if 1.0 - abs(r) <= x.size * _ROUNDING:
+        r = math.copysign(1.0, r)
     return Correlation(r, two_sided_p(r, x.size), int(x.size))
 
 
