@@ -13,10 +13,10 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from service.cli.options import add_path, spec_of
 from service.config import TableSpec
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import check_index_target, save_index
@@ -46,9 +46,9 @@ def with_index_options(spec: TableSpec, args: argparse.Namespace) -> TableSpec:
     return TableSpec.model_validate({**spec.model_dump(), **given})
 
 
-def prepare(args: argparse.Namespace, spec: TableSpec) -> int:
+def prepare(args: argparse.Namespace) -> int:
     """Write a table's prepared folder (and its index, with --index)."""
-    spec = with_index_options(spec, args)
+    spec = with_index_options(spec_of(args), args)
     check_prepared_target(args.out)  # before the read: a refusal costs nothing
     started = time.perf_counter()
     table = read_source(spec)
@@ -67,9 +67,9 @@ def prepare(args: argparse.Namespace, spec: TableSpec) -> int:
     return 0
 
 
-def build_index_command(args: argparse.Namespace, spec: TableSpec) -> int:
+def build_index_command(args: argparse.Namespace) -> int:
     """Build an approximate index of a table and save it with its sidecar."""
-    spec = with_index_options(spec, args)
+    spec = with_index_options(spec_of(args), args)
     check_index_target(args.out)  # before the read and the build
     table = read_spec(spec)
     print(json.dumps(build(table, spec, args.out, args.threads), indent=2))
@@ -134,17 +134,17 @@ def clock(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
-def add_commands(commands: Any, add_file_options: Callable[..., None]) -> None:
+def add_commands(commands: Any) -> None:
     """The `prepare` and `index build` sub-commands."""
     prepare_parser = commands.add_parser(
         "prepare", help="write a table's prepared (memory-mappable) folder"
     )
-    add_file_options(prepare_parser)
+    add_path(prepare_parser)
     prepare_parser.add_argument("out", type=Path, help="the folder to write")
     add_index_options(prepare_parser, default=None)
     index = commands.add_parser("index", help="approximate indexes")
     actions = index.add_subparsers(dest="action", required=True)
     build_parser = actions.add_parser("build", help="build an index of a table and save it")
-    add_file_options(build_parser)
+    add_path(build_parser)
     build_parser.add_argument("--out", type=Path, required=True, help="the index file to write")
     add_index_options(build_parser, default="hnsw")

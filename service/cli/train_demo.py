@@ -17,6 +17,7 @@ mechanism, not a production table: a corpus this small gives noisy neighbours.
 
 from __future__ import annotations
 
+import argparse
 import bz2
 import json
 import math
@@ -221,3 +222,40 @@ def _epoch_callback() -> Any:
             model.on_snapshot(model.wv.vectors, f"epoch-{model.epoch:.2f}", model.total_words)
 
     return EpochEnd()
+
+
+def add_command(commands: Any) -> None:
+    """The `train-demo` sub-command."""
+    demo = commands.add_parser(
+        "train-demo",
+        help="train a small word2vec (gensim, the 'train' extra) on the text inside the gensim "
+        "package and write its checkpoints as a checkpoint set",
+    )
+    demo.add_argument("out", type=Path, help="a new or empty directory for the checkpoints")
+    demo.add_argument("--epochs", type=int, default=10, help="passes over the corpus (10)")
+    demo.add_argument("--dim", type=int, default=50, help="row width (50)")
+    demo.add_argument(
+        "--snapshots-per-epoch", type=int, default=2, help="checkpoints per epoch (2)"
+    )
+    demo.add_argument("--seed", type=int, default=1, help="of the initial rows and gensim (1)")
+    demo.add_argument(
+        "--corpus",
+        choices=["all", "lee"],
+        default="all",
+        help="all: the Wikipedia extract and the Lee corpus; lee: the Lee corpus alone (fast)",
+    )
+
+
+def command(args: argparse.Namespace) -> int:
+    """Train the demo word2vec and print what it wrote, as JSON."""
+    options = DemoOptions(
+        epochs=args.epochs,
+        dim=args.dim,
+        snapshots_per_epoch=args.snapshots_per_epoch,
+        seed=args.seed,
+        corpus=args.corpus,
+    )
+    report = asdict(train_demo(args.out, options))
+    report["serve"] = f".venv/bin/embedding-service serve --table demo={args.out},checkpoints=true"
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0

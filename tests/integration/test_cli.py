@@ -104,8 +104,8 @@ def test_info_reads_a_cut_fasttext_file_with_options(tmp_path: Path) -> None:
 def test_one_shot_query_on_the_default_table() -> None:
     result = run_cli("query", "analogy", "king", "woman", "--negative", "man", "-k", "1")
     assert result.returncode == 0, result.stderr
-    [[token, score]] = json.loads(result.stdout)
-    assert (token, round(score, 3)) == ("queen", 0.502)
+    [best] = json.loads(result.stdout)["neighbors"]  # the HTTP answer's shape
+    assert (best["token"], round(best["score"], 3)) == ("queen", 0.502)
 
 
 def test_diagnose_prints_the_endpoints_report(server: str) -> None:
