@@ -12,7 +12,7 @@ from service.config import Settings, TableSpec
 from service.engine.analysis.diagnostics import DEFAULT_FRACTION
 from service.engine.errors import EngineError, TableLoadError, UnknownTable
 from service.engine.files.reading import confined
-from service.engine.loaders import load_table
+from service.engine.loaders import detect_format, load_table
 from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoints
 from service.engine.loaders.counts import with_counts
 from service.engine.search.cosine import KernelName
@@ -88,9 +88,34 @@ def load_spec(
     )
     metrics.record_table(spec.name, served.table.rows, served.table.width, served.search.nbytes)
     start_index_work(served, spec, threads)
+    LOGGER.info("table %r ready: %s", spec.name, described(served, spec))
     if diagnose:
         start_diagnosis(served)
     return served
+
+
+def described(served: ServedTable, spec: TableSpec) -> str:
+    """rows x width, format, load seconds and search, as the start-up log says them."""
+    table, indexing = served.table, served.indexing
+    kind = indexing.parameters.kind
+    search = "exact search" if kind == "exact" else f"{kind} index {indexing.state}"
+    return (
+        f"{table.rows:,} x {table.width}, {format_of(spec)}, {served.load_seconds:.2f} s, "
+        f"{search}, from {table.source}"
+    )
+
+
+def format_of(spec: TableSpec) -> str:
+    """The format a spec's table was read as (named, or detected from its path)."""
+    if spec.checkpoints is not None:
+        return "checkpoint set"
+    if spec.format is not None:
+        return spec.format
+    assert spec.path is not None
+    try:
+        return detect_format(spec.path)
+    except EngineError:
+        return "unknown format"
 
 
 def start_diagnosis(served: ServedTable) -> None:
@@ -197,7 +222,6 @@ class TableLoader:
         except EngineError as error:
             LOGGER.error("loading table %r failed, still serving the old one: %s", spec.name, error)
             raise
-        LOGGER.info("table %r loaded in %.2f s", spec.name, served.load_seconds)
         return served
 
     def _check_allowed(self, spec: TableSpec) -> None:

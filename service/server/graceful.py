@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import socket
 import threading
 import time
 from collections.abc import Generator
@@ -43,6 +44,14 @@ class GracefulServer(uvicorn.Server):
         self.keys = keys
         self.drain_seconds = drain_seconds
         self.exit_at: float | None = None
+        # Logged once the app has started and the socket is served (serve.ready_line).
+        self.ready_line: str | None = None
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's start, then the ready line."""
+        await super().startup(sockets)
+        if self.ready_line is not None and self.started:
+            LOGGER.info("%s", self.ready_line)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """First SIGTERM: unready, then stop after the drain; anything else: uvicorn's way."""

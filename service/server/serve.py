@@ -24,6 +24,8 @@ from service.server.protocol import protocol_for
 from service.server.starting import LoadingResponder, listening_socket
 from service.server.workers import report_ready, run_workers
 
+LOGGER = logging.getLogger("service.server")
+
 
 def serve(args: argparse.Namespace) -> int:
     """Bind the port, load every table (answering 503 meanwhile; a bad file stops start-up),
@@ -46,8 +48,10 @@ def serve(args: argparse.Namespace) -> int:
         )
     else:
         sock = _listen(settings.host, settings.port)
+        names = ", ".join(spec.name for spec in settings.served_tables())
+        LOGGER.info("listening on %s; loading %s (503 until ready)", base_url(sock), names)
         if settings.workers > 1:
-            return run_workers(args.argv, sock, settings.workers)
+            return run_workers(args.argv, sock, settings.workers, ready_line(base_url(sock)))
 
     registry = Registry(expected=[spec.name for spec in settings.served_tables()])
     # A reload asked for while loading would kill the process (SIGHUP's default): the tables
@@ -56,7 +60,18 @@ def serve(args: argparse.Namespace) -> int:
     with nullcontext() if args.quiet_load else LoadingResponder(sock):
         load_all(registry, settings)
     report_ready(args.ready_fd)
-    return _run_server(settings, registry, sock)
+    return _run_server(settings, registry, sock, announce=args.worker is None)
+
+
+def ready_line(url: str) -> str:
+    """What a started server says: where it answers, and where a person looks."""
+    return f"ready on {url}: explorer {url}/explorer, API docs {url}/docs"
+
+
+def base_url(sock: socket.socket) -> str:
+    """http://host:port of a listening socket (IPv6 hosts in brackets)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _listen(host: str, port: int) -> Any:
@@ -67,7 +82,7 @@ def _listen(host: str, port: int) -> Any:
         raise ValueError(f"cannot listen on {host}:{port}: {error.strerror}") from None
 
 
-def _run_server(settings: Any, registry: Any, sock: Any) -> int:
+def _run_server(settings: Any, registry: Any, sock: Any, announce: bool) -> int:
     """uvicorn with the service's protocol, loop and signals, on the bound socket."""
 
     app = create_app(settings, registry)
@@ -84,6 +99,8 @@ def _run_server(settings: Any, registry: Any, sock: Any) -> int:
     )
     state = app.state
     server = GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds)
+    if announce:  # one line per server, not one per worker
+        server.ready_line = ready_line(base_url(sock))
     server.run(sockets=[sock])
     return 0
 

@@ -10,8 +10,13 @@ worker's one-line error. Each worker is a whole server (its custom protocol and 
 batchers, its share of the answer cache) and loads the tables itself; a prepared table is
 memory-mapped, so the workers share one copy of its rows in the page cache. The parent only
 passes signals on: SIGTERM and SIGINT to every worker (each drains as a single server does),
-SIGHUP to every worker that is ready (each reloads its tables). A worker that fails to start
-(exit code 2: a bad table) stops them all with that code; one that dies later is started again.
+SIGHUP to every worker that is ready (each reloads its tables).
+
+Until the server has started (every worker ready once), a worker that fails (exit code 2: a
+bad table; or any death within MIN_LIFETIME_SECONDS) stops them all: a crash loop at start is a
+configuration to fix. After that, a worker that dies (the OOM killer's SIGKILL, say) is started
+again, forever, with a backoff that doubles while replacements die young (up to
+MAX_BACKOFF_SECONDS): the port stays served by the workers that live.
 """
 
 from __future__ import annotations
@@ -29,19 +34,29 @@ from types import FrameType
 LOGGER = logging.getLogger("service.server.workers")
 START_FAILED = 2
 READY = b"1"
-# A worker that dies sooner than this after starting is not started again (a crash loop).
+# At start, a worker that dies sooner than this is a crash loop: the server stops.
 MIN_LIFETIME_SECONDS = 10.0
+# After the start, a worker that dies young is replaced after a wait that doubles up to this.
+FIRST_BACKOFF_SECONDS = 0.5
+MAX_BACKOFF_SECONDS = 30.0
 
 
 class Supervisor:
     """Starts the workers, passes signals on, and waits for them."""
 
-    def __init__(self, argv: Sequence[str], sock: socket.socket, workers: int) -> None:
+    def __init__(
+        self, argv: Sequence[str], sock: socket.socket, workers: int, ready_line: str = ""
+    ) -> None:
         self.argv = list(argv)
         self.sock = sock
         self.workers = workers
+        self.ready_line = ready_line
         self.children: dict[int, tuple[subprocess.Popen[bytes], float]] = {}
         self.stopping = False
+        self.started = False  # every worker has been ready once: the server is up
+        # Slots waiting to be started again: when, and the wait that came before.
+        self.restart_at: dict[int, float] = {}
+        self.backoff: dict[int, float] = {}
         # Workers that have loaded their tables: a SIGHUP goes only to them (one still
         # starting has no handler yet, and loads the files as they are now anyway).
         self.ready: set[int] = set()
@@ -89,8 +104,12 @@ class Supervisor:
         for slot in range(self.workers):
             if not self.start(slot) or self.stopping:
                 break
+        else:
+            self.started = True
+            if self.ready_line:
+                LOGGER.info("%s (%d workers)", self.ready_line, self.workers)
         code = 0
-        while self.children:
+        while self.children or self.restart_at:
             time.sleep(0.2)
             for slot, (child, started) in list(self.children.items()):
                 status = child.poll()
@@ -98,28 +117,54 @@ class Supervisor:
                     continue
                 del self.children[slot]
                 code = self._after_exit(slot, status, started) or code
+            self._restart_due()
         return code
 
     def _after_exit(self, slot: int, status: int, started: float) -> int:
         """React to worker `slot` exiting with `status`: a code to exit with, or 0."""
         if self.stopping:
             return status if status not in (0, -signal.SIGTERM, -signal.SIGINT) else 0
-        short_lived = time.monotonic() - started < MIN_LIFETIME_SECONDS
-        if status == START_FAILED:  # it said why in one line
-            self.forward(signal.SIGTERM)
-            return START_FAILED
-        if short_lived:
-            LOGGER.error("worker %d exited with %d at start: stopping every worker", slot, status)
-            self.forward(signal.SIGTERM)
-            return max(1, status)
-        LOGGER.error("worker %d exited with %d; starting another", slot, status)
-        self.start(slot)
+        lived = time.monotonic() - started
+        if not self.started:
+            if status == START_FAILED:  # it said why in one line
+                self.forward(signal.SIGTERM)
+                return START_FAILED
+            if lived < MIN_LIFETIME_SECONDS:
+                LOGGER.error(
+                    "worker %d exited with %d at start: stopping every worker", slot, status
+                )
+                self.forward(signal.SIGTERM)
+                return max(1, status)
+        wait = 0.0 if lived >= MIN_LIFETIME_SECONDS else self._next_backoff(slot)
+        if lived >= MIN_LIFETIME_SECONDS:
+            self.backoff.pop(slot, None)
+        LOGGER.error("worker %d exited with %d; starting another in %.1f s", slot, status, wait)
+        self.restart_at[slot] = time.monotonic() + wait
         return 0
 
+    def _next_backoff(self, slot: int) -> float:
+        previous = self.backoff.get(slot)
+        wait = FIRST_BACKOFF_SECONDS if previous is None else min(2 * previous, MAX_BACKOFF_SECONDS)
+        self.backoff[slot] = wait
+        return wait
 
-def run_workers(argv: Sequence[str], sock: socket.socket, workers: int) -> int:
-    """Serve with `workers` processes on `sock`."""
-    return Supervisor(argv, sock, workers).run()
+    def _restart_due(self) -> None:
+        """Start the slots whose wait is over (not while stopping)."""
+        now = time.monotonic()
+        for slot, due in list(self.restart_at.items()):
+            if self.stopping:
+                self.restart_at.clear()
+                return
+            if due <= now:
+                del self.restart_at[slot]
+                self.start(slot)
+
+
+def run_workers(
+    argv: Sequence[str], sock: socket.socket, workers: int, ready_line: str = ""
+) -> int:
+    """Serve with `workers` processes on `sock`; `ready_line` is logged once all are up."""
+    return Supervisor(argv, sock, workers, ready_line).run()
 
 
 def report_ready(fd: int | None) -> None:

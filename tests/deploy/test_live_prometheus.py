@@ -71,6 +71,8 @@ def stop(process: subprocess.Popen[str]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 @pytest.fixture(scope="module")

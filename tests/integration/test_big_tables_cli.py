@@ -15,7 +15,7 @@ import pytest
 from benchmarks.big_tables_http import child_pids
 from benchmarks.server import free_port, start_server
 from tests.integration.test_cli import call, run_cli
-from tests.test_starting import probe
+from tests.server.test_starting import probe
 
 pytestmark = pytest.mark.slow
 ROWS, WIDTH = 20_000, 32

@@ -9,6 +9,7 @@ import threading
 import time
 import urllib.error
 from collections import Counter
+from contextlib import ExitStack
 from urllib.parse import urlsplit
 
 import pytest
@@ -65,10 +66,11 @@ def test_sigterm_under_load_fails_no_accepted_request() -> None:
 
 
 def test_an_in_flight_request_finishes_and_a_stuck_one_cannot_hold_the_exit() -> None:
-    with server_process(ENV) as (process, base):
-        body = b'{"token": "king", "k": 1}'
-        finishing = open_request(base, body)  # headers sent, body not yet
-        stuck = open_request(base, body)  # will never send its body
+    body = b'{"token": "king", "k": 1}'
+    with ExitStack() as stack:
+        process, base = stack.enter_context(server_process(ENV))
+        finishing = stack.enter_context(open_request(base, body))  # headers sent, body not yet
+        stuck = stack.enter_context(open_request(base, body))  # will never send its body
         process.send_signal(signal.SIGTERM)
         signalled = time.monotonic()
         time.sleep(DRAIN + 0.5)  # past the drain: the listener is closed now
