@@ -49,7 +49,9 @@ def trajectory(base: str) -> dict:
 
 def test_train_plays_every_checkpoint_to_the_end(page: Page, training_url: str) -> None:
     open_training(page, training_url)
-    expect(page.locator("#frame-label")).to_have_text(f"Checkpoint {LAST} of {LAST}: 004-step4")
+    expect(page.locator("#frame-label")).to_have_text(
+        f"Checkpoint {LAST} ({LAST + 1} of {LAST + 1}): 004-step4"
+    )
     page.click("#train")
     page.wait_for_selector('body[data-frame="interpolated"]', state="attached")
     expect(page.locator("#frame-label")).to_contain_text("Interpolated frame between checkpoint")
@@ -58,7 +60,9 @@ def test_train_plays_every_checkpoint_to_the_end(page: Page, training_url: str) 
     body = page.locator("body")
     assert body.get_attribute("data-position") == str(LAST)
     assert int(body.get_attribute("data-interpolated-frames") or "0") > 0
-    expect(page.locator("#frame-label")).to_have_text(f"Checkpoint {LAST} of {LAST}: 004-step4")
+    expect(page.locator("#frame-label")).to_have_text(
+        f"Checkpoint {LAST} ({LAST + 1} of {LAST + 1}): 004-step4"
+    )
     expected = [p["x"][LAST] for p in trajectory(training_url)["points"]]
     assert plotted_xs(page) == expected
     assert page.log.errors == []  # type: ignore[attr-defined]
@@ -85,7 +89,7 @@ def test_the_slider_shows_checkpoint_zero_and_the_last(page: Page, training_url:
         slider.fill(str(checkpoint))
         label = answer["checkpoints"][checkpoint]["label"]
         expect(page.locator("#frame-label")).to_have_text(
-            f"Checkpoint {checkpoint} of {LAST}: {label}"
+            f"Checkpoint {checkpoint} ({checkpoint + 1} of {LAST + 1}): {label}"
         )
         assert plotted_xs(page) == [p["x"][checkpoint] for p in answer["points"]]
     picture = api(training_url, "v1/tables/run/projection", {"points": len(WORDS)})
