@@ -116,8 +116,9 @@ async function showPicture({ keepCamera }) {
   app.plot.setPoints([], []);
   app.plot.axes = app.state.projection === "pca";
   app.setCaption("");
-  const camera = keepCamera ? app.state.camera : [];
-  app.state.camera = [];
+  // The camera a link asks for stays in the state until the picture is there to take it.
+  if (!keepCamera) app.state.camera = [];
+  const camera = app.state.camera;
   app.messages.showOverlay(`Projecting ${app.table.name}\u2026`);
   try {
     app.projection = await takeProjection(app.table.name);
@@ -235,7 +236,7 @@ async function reproject() {
 function cameraMoved(plot) {
   clearTimeout(app.cameraTimer);
   app.cameraTimer = setTimeout(() => {
-    if (!app.points.length || app.pendingCamera) return;
+    if (!app.points.length || app.pendingCamera || !plot.points.length) return;
     app.state.camera = plot.camera();
     app.writeLink();
   }, CAMERA_WRITE_MS);
