@@ -124,6 +124,7 @@ async function showPicture({ keepCamera }) {
     app.projection = await takeProjection(app.table.name);
     performance.mark("explorer:projection");
   } catch (error) {
+    app.projection = null;
     fail(error);
     return;
   }
@@ -148,14 +149,15 @@ function startProjection(name) {
 
 function takeProjection(name) {
   const wanted = JSON.stringify(app.projectionPanel.request());
-  const started = app.started?.name === name && app.started.request === wanted ? app.started : null;
+  const key = `${name}\n${wanted}`;
+  // Another method on the same rows (PCA to UMAP, say) needs no new answer.
+  if (app.projection && app.answered === key) return Promise.resolve(app.projection);
+  if (app.started?.name !== name || app.started.request !== wanted) startProjection(name);
+  const { answer } = app.started;
   app.started = null;
-  if (!started) {
-    startProjection(name);
-    return takeProjection(name);
-  }
-  app.request = JSON.parse(started.request);
-  return started.answer;
+  app.request = JSON.parse(wanted);
+  app.answered = key;
+  return answer;
 }
 
 function plotProjection(projection) {

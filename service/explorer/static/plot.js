@@ -43,6 +43,9 @@ export class Plot {
     this.sizes = null;
     // PCA's axes mean something (the components); a UMAP or t-SNE layout's do not.
     this.axes = true;
+    // While a layout iterates: dots as squares and only the marks' labels, which the browser
+    // rasterises several times faster, so input is still handled between frames.
+    this.moving = false;
     this.setPoints([], []);
     listenToGestures(this);
     new ResizeObserver(() => this.resize()).observe(canvas.parentElement);
@@ -278,8 +281,12 @@ export class Plot {
         let radius = this.sizes ? this.sizes[i] : r;
         if (this.matches.has(i)) radius += 1.5;
         if (this.depth) radius *= 0.75 + (0.5 * (this.depth[i] - far)) / (near - far);
-        ctx.moveTo(sx + radius, sy);
-        ctx.arc(sx, sy, radius, 0, 2 * Math.PI);
+        if (this.moving) {
+          ctx.rect(sx - radius, sy - radius, 2 * radius, 2 * radius);
+        } else {
+          ctx.moveTo(sx + radius, sy);
+          ctx.arc(sx, sy, radius, 0, 2 * Math.PI);
+        }
       }
       ctx.fill();
     }
@@ -352,6 +359,7 @@ export class Plot {
       const { x, y } = this.screenOf(mark.point, mark.index);
       labels.placeMark(mark.label ?? mark.point.token, x, y, mark.color ?? COLORS[mark.role]);
     }
+    if (this.moving) return;
     let shown = 0;
     for (const i of this.matches) {
       if (shown++ >= MATCH_LABELS) break;

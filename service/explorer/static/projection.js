@@ -127,6 +127,7 @@ export class ProjectionPanel {
     }
     const table = app.table;
     const token = (this.token = {});
+    performance.mark("explorer:layout-start");
     this.setRunning(true, `Fetching each row's ${params.k} neighbours\u2026`);
     let graph;
     try {
@@ -140,6 +141,7 @@ export class ProjectionPanel {
       return;
     }
     if (this.token !== token || app.table !== table) return;
+    performance.mark("explorer:layout-graph");
     this.startRun(method, params, graph);
   }
 
@@ -166,9 +168,13 @@ export class ProjectionPanel {
     this.run = new LayoutRun({ method, count: app.points.length, dims, graph, params, seed },
       (frame) => this.showFrame(frame));
     const run = this.run;
+    app.plot.moving = true;
     run.done.then((frame) => {
       if (this.run !== run) return;
       this.run = null;
+      app.plot.moving = false;
+      app.plot.redraw();
+      if (!frame.stopped) performance.mark("explorer:layout-done");
       app.layout.state = frame.stopped ? "stopped" : "done";
       canvas.dataset.layout = app.layout.state;
       this.setRunning(false, frame.stopped
@@ -241,6 +247,7 @@ export class ProjectionPanel {
 
   fail(error, table) {
     this.run = null;
+    this.app.plot.moving = false;
     this.app.plot.canvas.dataset.layout = "failed";
     this.setRunning(false, "");
     setStatus(this.parts.status, `The layout failed: ${describe(error, table?.name ?? "")}`, true);
