@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from loadtests.server import running_server
-from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
+from tests.checkpoint_sets import synthetic_rows
 from tests.explorer.conftest import api
 
 pytestmark = pytest.mark.slow
 
 WORDS, COUNTS, ROWS = synthetic_rows()
 LAST = len(ROWS) - 1
-
-
-@pytest.fixture(scope="module")
-def training_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server with the run (five checkpoints) and its last checkpoint as a plain table."""
-    folder = write_checkpoint_set(tmp_path_factory.mktemp("training") / "run")
-    final = folder / f"{LAST:03d}-step{LAST}_tensors.bytes"
-    tables = [
-        {"name": "run", "checkpoints": str(folder)},
-        {"name": "final", "path": str(final), "format": "projector"},
-    ]
-    with running_server({"EMBEDDING_SERVICE_TABLES": json.dumps(tables)}) as base:
-        yield base
 
 
 def open_training(page: Page, base: str, query: str = "?table=run") -> None:
