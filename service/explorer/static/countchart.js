@@ -2,7 +2,7 @@
 // (boxes, from /diagnostics' `counts.bins`), and the suspects at their count and norm (amber).
 // The seed's observation: rare words stall near their initialisation.
 
-import { COLORS } from "./plot.js";
+import { COLORS } from "./marks.js";
 import { compact, score } from "./format.js";
 
 export const MARGIN = { left: 44, right: 10, top: 10, bottom: 30 };

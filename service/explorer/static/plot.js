@@ -9,19 +9,9 @@
 import { bounds, Rotation } from "./camera.js";
 import { listenToGestures } from "./gestures.js";
 import { LabelLayer } from "./labels.js";
+import { COLORS, drawLinks, drawMark } from "./marks.js";
 import { View } from "./view.js";
 
-export const COLORS = {
-  point: "rgba(52, 84, 145, 0.45)",
-  suspect: "#f59f00",
-  match: "#e8590c",
-  selected: "#c92a2a",
-  neighbour: "#0b7285",
-  term: "#5c940d",
-  answer: "#7048e8",
-  result: "#7048e8",
-  piece: "#1971c2",
-};
 const HIT_RADIUS = 8;
 const MATCH_LABELS = 40;
 
@@ -216,8 +206,8 @@ export class Plot {
     this.drawAxes();
     this.drawDots();
     this.labels.draw({ marks: false, dim: this.marks.length > 0 });
-    this.drawLinks();
-    for (const mark of this.marks) this.drawMark(mark);
+    drawLinks(this);
+    for (const mark of this.marks) drawMark(this, mark);
     if (this.hovered) this.drawRing(this.hovered);
     this.labels.draw({ marks: true });
     this.canvas.dataset.drawn = String((Number(this.canvas.dataset.drawn) || 0) + 1);
@@ -292,56 +282,6 @@ export class Plot {
     }
   }
 
-  // From the selected word to its neighbours, and from the analogy's terms to its result.
-  drawLinks() {
-    const { ctx } = this;
-    const hubs = { neighbour: "selected", term: "result" };
-    for (const [role, hubRole] of Object.entries(hubs)) {
-      const hub = this.marks.find((m) => m.role === hubRole);
-      if (!hub) continue;
-      const from = this.screenOf(hub.point, hub.index);
-      ctx.strokeStyle = COLORS[role];
-      ctx.globalAlpha = 0.35;
-      ctx.setLineDash(role === "term" ? [4, 4] : []);
-      ctx.beginPath();
-      for (const mark of this.marks.filter((m) => m.role === role)) {
-        const to = this.screenOf(mark.point, mark.index);
-        ctx.moveTo(from.x, from.y);
-        ctx.lineTo(to.x, to.y);
-      }
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.globalAlpha = 1;
-    }
-  }
-
-  drawMark(mark) {
-    const { ctx } = this;
-    const { x, y } = this.screenOf(mark.point, mark.index);
-    const size = mark.role === "selected" || mark.role === "result" ? 6 : 4.5;
-    ctx.lineWidth = 2;
-    ctx.beginPath();
-    if (mark.role === "result") {
-      star(ctx, x, y, size + 2);
-    } else if (mark.index < 0) {
-      diamond(ctx, x, y, size + 1);
-    } else {
-      ctx.arc(x, y, size, 0, 2 * Math.PI);
-    }
-    const color = mark.color ?? COLORS[mark.role];
-    if (mark.index < 0 && mark.role !== "result") {
-      ctx.fillStyle = "#ffffff";
-      ctx.fill();
-      ctx.strokeStyle = color;
-      ctx.stroke();
-      return;
-    }
-    ctx.fillStyle = color;
-    ctx.fill();
-    ctx.strokeStyle = "#ffffff";
-    ctx.stroke();
-  }
-
   drawRing(hit) {
     const { x, y } = this.screenOf(hit.point, hit.index ?? -1);
     this.ctx.strokeStyle = "#111827";
@@ -411,23 +351,4 @@ export class Plot {
     this.onHover(hit, sx, sy);
     if (changed) this.redraw();
   }
-}
-
-function diamond(ctx, x, y, r) {
-  ctx.moveTo(x, y - r);
-  ctx.lineTo(x + r, y);
-  ctx.lineTo(x, y + r);
-  ctx.lineTo(x - r, y);
-  ctx.closePath();
-}
-
-function star(ctx, x, y, r) {
-  for (let i = 0; i < 10; i++) {
-    const radius = i % 2 ? r * 0.45 : r;
-    const angle = (Math.PI / 5) * i - Math.PI / 2;
-    const [px, py] = [x + radius * Math.cos(angle), y + radius * Math.sin(angle)];
-    if (i === 0) ctx.moveTo(px, py);
-    else ctx.lineTo(px, py);
-  }
-  ctx.closePath();
 }
