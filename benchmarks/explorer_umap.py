@@ -11,7 +11,8 @@ into the neighbour graph (batch /neighbors calls) and the worker's epochs. While
 is typed into the search box every 150 ms; the browser's Event Timing entries (the measure
 behind Interaction to Next Paint: from the key's timestamp to the next frame painted after its
 handlers) give each input's latency. Entries under 16 ms are not reported by the browser and
-count as 16 ms here, an upper bound.
+count as 16 ms here, an upper bound. Long tasks (over 50 ms on the page's own thread, from
+the Long Tasks API) tell the page's work from waits for a core on a busy machine.
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ from loadtests.server import running_server
 # Keystrokes' latencies (Event Timing) and the layout marks, collected by the page itself.
 WATCH_INPUT = """() => {
   window.latencies = [];
+  window.longTasks = [];
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       if (entry.name === "keydown") window.latencies.push(entry.duration);
     }
   }).observe({ type: "event", durationThreshold: 16, buffered: false });
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) window.longTasks.push(entry.duration);
+  }).observe({ type: "longtask" });
 }"""
 MARKS = """() => {
   const at = (name) => performance.getEntriesByName(name).at(-1).startTime;
@@ -62,13 +67,14 @@ def run_once(browser: Browser, base: str, points: int) -> dict[str, float | list
                 raise RuntimeError("UMAP did not finish")
         start, graph, done = page.evaluate(MARKS)
         page.wait_for_timeout(100)  # the last keystroke's entry
-        reported = page.evaluate("window.latencies")
+        reported, long_tasks = page.evaluate("[window.latencies, window.longTasks]")
         latencies = reported + [16.0] * (typed - len(reported))
         return {
             "ready": (done - start) / 1000,
             "graph": (graph - start) / 1000,
             "epochs": (done - graph) / 1000,
             "latencies": latencies,
+            "long_tasks": long_tasks,
         }
     finally:
         context.close()
@@ -86,13 +92,17 @@ def main() -> None:
     with running_server() as base, chromium() as browser:
         runs = [run_once(browser, base, args.points) for _ in range(args.runs)]
     print(f"\nUMAP of {args.points:,} MiniLM rows, {args.runs} runs (seconds from choosing UMAP):")
-    print("  run   ready   graph (/neighbors)   epochs (worker)   keys typed   latency max  p95")
+    print(
+        "  run   ready   graph (/neighbors)   epochs (worker)   keys typed   latency max  p95"
+        "   long tasks (longest)"
+    )
     for n, run in enumerate(runs, 1):
         latencies = sorted(run["latencies"])  # type: ignore[arg-type]
         p95 = latencies[max(0, round(0.95 * len(latencies)) - 1)]
         print(
             f"  {n:>3} {run['ready']:7.2f} {run['graph']:12.2f} {run['epochs']:18.2f}"
             f" {len(latencies):12} {max(latencies):11.0f} ms {p95:4.0f} ms"
+            f" {len(run['long_tasks']):8} ({max(run['long_tasks'], default=0):.0f} ms)"  # type: ignore[arg-type]
         )
     median = statistics.median(float(run["ready"]) for run in runs)  # type: ignore[arg-type]
     worst = max(max(run["latencies"]) for run in runs)  # type: ignore[type-var]
