@@ -329,9 +329,11 @@ export class Plot {
     for (let i = 0; i < this.points.length; i++) {
       const distance = (this.view.screenX(this.xs[i]) - sx) ** 2 +
         (this.view.screenY(this.ys[i]) - sy) ** 2;
-      // In 3-D the nearer of two points under the cursor wins.
-      const nearer = this.depth && distance === bestDistance && this.depth[i] > this.depth[index];
-      if (distance < bestDistance || nearer) [index, bestDistance] = [i, distance];
+      if (distance > HIT_RADIUS * HIT_RADIUS) continue;
+      // In 3-D the point in front wins among those under the cursor; in 2-D the nearest.
+      const better = this.depth ? index < 0 || this.depth[i] > this.depth[index]
+        : distance < bestDistance;
+      if (better) [index, bestDistance] = [i, distance];
     }
     return index < 0 ? null : this.hitOf(this.points[index], index, null);
   }
