@@ -1,10 +1,12 @@
-"""Screenshots of the explorer for the README, taken in headless Chromium from a real server.
+"""Screenshots of the explorer for the docs, taken in headless Chromium from a real server.
 
     .venv/bin/python -m benchmarks.explorer_screenshots [--out docs]
 
-Writes explorer-minilm.png (the default table, `king` chosen) and explorer-lee.png (the Lee
+Writes explorer-minilm.png (the default table, `king` chosen), explorer-lee.png (the Lee
 projector table of benchmarks/explorer_tables.py, whose labels come from its count column, with
-the norm-by-count chart of /diagnostics). Suspect rows are amber in both.
+the norm-by-count chart of /diagnostics; suspect rows amber in both) and explorer-umap.png
+(UMAP of the Lee table on /neighbors' exact graph, seed 0, coloured and sized by count, `fire`
+chosen). tests/explorer/test_screenshots.py regenerates them and compares them with docs/.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
+
+from playwright.sync_api import Browser
 
 from benchmarks.browser import chromium
 from benchmarks.explorer_tables import write_lee_table
@@ -23,7 +27,28 @@ VIEWPORT = {"width": 1400, "height": 860}
 SHOTS = {
     "explorer-minilm.png": "?table=minilm&token=king",
     "explorer-lee.png": "?table=lee&token=fire&points=2000",
+    "explorer-umap.png": "?table=lee&token=fire&points=2000&projection=umap&color=count&size=count",
 }
+
+
+def take(browser: Browser, base: str, out: Path) -> list[Path]:
+    """Every screenshot of SHOTS from the server at `base` (serving minilm and lee) into `out`."""
+    page = browser.new_page(viewport=VIEWPORT)
+    written = []
+    try:
+        for name, query in SHOTS.items():
+            page.goto(f"{base}/explorer{query}")
+            page.wait_for_selector("#plot[data-plotted]")
+            page.wait_for_selector("#neighbours li")
+            page.wait_for_selector("#plot[data-suspects]")
+            if "projection=" in query:
+                page.wait_for_selector('#plot[data-layout="done"]', timeout=60_000)
+            page.wait_for_timeout(300)  # the frame after the last mark
+            page.screenshot(path=str(out / name))
+            written.append(out / name)
+    finally:
+        page.close()
+    return written
 
 
 def main() -> None:
@@ -38,15 +63,8 @@ def main() -> None:
         ]
         env = {"EMBEDDING_SERVICE_TABLES": json.dumps(tables)}
         with running_server(env) as base, chromium() as browser:
-            page = browser.new_page(viewport=VIEWPORT)
-            for name, query in SHOTS.items():
-                page.goto(f"{base}/explorer{query}")
-                page.wait_for_selector("#plot[data-plotted]")
-                page.wait_for_selector("#neighbours li")
-                page.wait_for_selector("#plot[data-suspects]")
-                page.wait_for_timeout(300)  # the frame after the last mark
-                page.screenshot(path=str(out / name))
-                print(f"wrote {out / name}")
+            for path in take(browser, base, out):
+                print(f"wrote {path}")
 
 
 if __name__ == "__main__":

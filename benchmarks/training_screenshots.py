@@ -14,6 +14,8 @@ import json
 import tempfile
 from pathlib import Path
 
+from playwright.sync_api import Browser
+
 from benchmarks.browser import chromium
 from benchmarks.server import running_server
 from service.cli.train_demo import DemoOptions, train_demo
@@ -25,8 +27,15 @@ def shoot(run: Path, out: Path) -> None:
     tables = [{"name": "demo", "checkpoints": str(run)}]
     env = {"EMBEDDING_SERVICE_TABLES": json.dumps(tables)}
     with running_server(env) as base, chromium() as browser:
-        page = browser.new_page(viewport=VIEWPORT)
-        page.goto(f"{base}/explorer/training?table=demo")
+        take(browser, base, out)
+    print(f"wrote {out / 'training-demo.png'} and {out / 'training-drift.png'}")
+
+
+def take(browser: Browser, base: str, out: Path, table: str = "demo", word: str = "war") -> None:
+    """Both screenshots of the checkpoint set served as `table` at `base`, into `out`."""
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        page.goto(f"{base}/explorer/training?table={table}")
         page.wait_for_selector("#plot[data-plotted]")
         page.locator("#checkpoint").fill("2")
         page.wait_for_selector('#plot[data-checkpoint="2"]', state="attached")
@@ -34,12 +43,13 @@ def shoot(run: Path, out: Path) -> None:
         page.screenshot(path=str(out / "training-demo.png"))
         page.click("#tab-drift")
         page.wait_for_selector("#most-moved li")
-        page.locator("#drift-word").fill("war")
+        page.locator("#drift-word").fill(word)
         page.locator("#drift-word").press("Enter")
         page.wait_for_selector("#neighbours-before li")
         page.wait_for_timeout(300)
         page.screenshot(path=str(out / "training-drift.png"))
-    print(f"wrote {out / 'training-demo.png'} and {out / 'training-drift.png'}")
+    finally:
+        page.close()
 
 
 def main() -> None:

@@ -32,13 +32,14 @@ class Asset:
 
 
 def load_assets(folder: Path = STATIC) -> dict[str, Asset]:
-    """Every servable file in `folder`, by file name."""
+    """Every servable file in `folder` and its subfolders (vendor/), by relative path."""
     assets = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix in MEDIA_TYPES:
+    for path in sorted(folder.rglob("*")):
+        if path.suffix in MEDIA_TYPES and path.is_file():
             body = path.read_bytes()
             etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
-            assets[path.name] = Asset(body, MEDIA_TYPES[path.suffix], etag)
+            name = path.relative_to(folder).as_posix()
+            assets[name] = Asset(body, MEDIA_TYPES[path.suffix], etag)
     return assets
 
 

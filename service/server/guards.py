@@ -42,7 +42,7 @@ class ConnectionGuard:
 
     @classmethod
     def from_settings(cls, settings: Settings, state: Any) -> ConnectionGuard:
-        """The guard of an app created by service.main.create_app."""
+        """The guard of an app created by service.api.app.create_app."""
         guard = cls(
             max_header_bytes=settings.max_header_bytes,
             header_timeout_seconds=settings.header_timeout_seconds,

@@ -84,9 +84,28 @@ def test_every_module_is_shipped_and_preloaded(page: str, entry: str) -> None:
     assert preloaded == imports(entry)
 
 
+def workers(modules: set[str]) -> set[str]:
+    """The worker scripts `modules` start, and the files those scripts load (vendor/)."""
+    found: set[str] = set()
+    for name in modules:
+        text = ASSETS[name].body.decode()
+        found |= set(re.findall(r'new URL\("\./([\w-]+\.js)", import\.meta\.url\)', text))
+    for name in set(found):
+        found |= set(re.findall(r'importScripts\("([\w/-]+\.js)"\)', ASSETS[name].body.decode()))
+    return found
+
+
 def test_every_module_belongs_to_a_page() -> None:
     modules = {name for name in ASSETS if name.endswith(".js")}
-    assert modules == {"main.js", "training.js"} | imports("main.js") | imports("training.js")
+    pages = {"main.js", "training.js"} | imports("main.js") | imports("training.js")
+    assert modules == pages | workers(pages)
+    assert workers(pages) == {"layout-worker.js", "vendor/umap-js.js", "vendor/tsne.js"}
+
+
+def test_vendored_files_keep_their_license_beside_them() -> None:
+    for name in ASSETS:
+        if name.startswith("vendor/"):
+            assert (STATIC / name).with_suffix(".LICENSE").is_file(), name
 
 
 def test_the_training_page_is_served_open(client: TestClient) -> None:

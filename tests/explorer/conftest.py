@@ -19,6 +19,7 @@ from benchmarks.browser import chromium
 from benchmarks.explorer_tables import write_lee_table
 from benchmarks.server import running_server
 from service.config import default_table
+from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
 
 TIMEOUT_MS = 20_000
 
@@ -49,6 +50,20 @@ def lee_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def base_url(lee_folder: Path) -> Iterator[str]:
     """A real server with two tables."""
     with running_server(tables_env(lee_folder)) as base:
+        yield base
+
+
+@pytest.fixture(scope="session")
+def training_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server with a synthetic run (five checkpoints) and its last checkpoint as a table."""
+    folder = write_checkpoint_set(tmp_path_factory.mktemp("training") / "run")
+    last = len(synthetic_rows()[2]) - 1
+    final = folder / f"{last:03d}-step{last}_tensors.bytes"
+    tables = [
+        {"name": "run", "checkpoints": str(folder)},
+        {"name": "final", "path": str(final), "format": "projector"},
+    ]
+    with running_server({"EMBEDDING_SERVICE_TABLES": json.dumps(tables)}) as base:
         yield base
 
 

@@ -17,6 +17,10 @@ def test_an_unknown_table_names_the_served_ones(page: Page, base_url: str) -> No
         "No table named \u201cnope\u201d. Served tables: minilm, lee. Pick one above."
     )
     expect(page.locator("#message")).to_contain_text("No table named")
+    # The picker names the wanted table rather than showing nothing.
+    picker = page.locator("#table")
+    expect(picker).to_have_value("nope")
+    expect(picker.locator("option:checked")).to_have_text("nope (not served)")
     page.select_option("#table", "lee")
     page.wait_for_selector("#plot[data-plotted]")
     expect(message).to_be_hidden()

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.server import running_server
-from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
+from tests.checkpoint_sets import synthetic_rows
 from tests.explorer.conftest import api
 
 pytestmark = pytest.mark.slow
 
 WORDS, COUNTS, ROWS = synthetic_rows()
 LAST = len(ROWS) - 1
-
-
-@pytest.fixture(scope="module")
-def training_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server with the run (five checkpoints) and its last checkpoint as a plain table."""
-    folder = write_checkpoint_set(tmp_path_factory.mktemp("training") / "run")
-    final = folder / f"{LAST:03d}-step{LAST}_tensors.bytes"
-    tables = [
-        {"name": "run", "checkpoints": str(folder)},
-        {"name": "final", "path": str(final), "format": "projector"},
-    ]
-    with running_server({"EMBEDDING_SERVICE_TABLES": json.dumps(tables)}) as base:
-        yield base
 
 
 def open_training(page: Page, base: str, query: str = "?table=run") -> None:
@@ -49,7 +32,9 @@ def trajectory(base: str) -> dict:
 
 def test_train_plays_every_checkpoint_to_the_end(page: Page, training_url: str) -> None:
     open_training(page, training_url)
-    expect(page.locator("#frame-label")).to_have_text(f"Checkpoint {LAST} of {LAST}: 004-step4")
+    expect(page.locator("#frame-label")).to_have_text(
+        f"Checkpoint {LAST} ({LAST + 1} of {LAST + 1}): 004-step4"
+    )
     page.click("#train")
     page.wait_for_selector('body[data-frame="interpolated"]', state="attached")
     expect(page.locator("#frame-label")).to_contain_text("Interpolated frame between checkpoint")
@@ -58,7 +43,9 @@ def test_train_plays_every_checkpoint_to_the_end(page: Page, training_url: str) 
     body = page.locator("body")
     assert body.get_attribute("data-position") == str(LAST)
     assert int(body.get_attribute("data-interpolated-frames") or "0") > 0
-    expect(page.locator("#frame-label")).to_have_text(f"Checkpoint {LAST} of {LAST}: 004-step4")
+    expect(page.locator("#frame-label")).to_have_text(
+        f"Checkpoint {LAST} ({LAST + 1} of {LAST + 1}): 004-step4"
+    )
     expected = [p["x"][LAST] for p in trajectory(training_url)["points"]]
     assert plotted_xs(page) == expected
     assert page.log.errors == []  # type: ignore[attr-defined]
@@ -85,7 +72,7 @@ def test_the_slider_shows_checkpoint_zero_and_the_last(page: Page, training_url:
         slider.fill(str(checkpoint))
         label = answer["checkpoints"][checkpoint]["label"]
         expect(page.locator("#frame-label")).to_have_text(
-            f"Checkpoint {checkpoint} of {LAST}: {label}"
+            f"Checkpoint {checkpoint} ({checkpoint + 1} of {LAST + 1}): {label}"
         )
         assert plotted_xs(page) == [p["x"][checkpoint] for p in answer["points"]]
     picture = api(training_url, "v1/tables/run/projection", {"points": len(WORDS)})

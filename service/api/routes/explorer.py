@@ -38,9 +38,9 @@ async def training(request: Request) -> Response:
     return serve(ASSETS["training.html"], request)
 
 
-@router.get(STATIC_PREFIX + "{name}")
+@router.get(STATIC_PREFIX + "{name:path}")
 async def static(name: str, request: Request) -> Response:
-    """One of the page's CSS or JavaScript files."""
+    """One of the page's CSS or JavaScript files (vendor/ holds the vendored libraries)."""
     asset = ASSETS.get(name)
     if asset is None:
         raise HTTPException(404, "no such file of the explorer")

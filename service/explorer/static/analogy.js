@@ -1,17 +1,37 @@
 // Analogies a - b + c (3CosAdd or 3CosMul) from POST /analogy, with the result placed.
 
 import { post } from "./api.js";
-import { byId, fill } from "./dom.js";
+import { fill, parts, setStatus } from "./dom.js";
 import { describe } from "./messages.js";
 import { place, placeVector } from "./placement.js";
 import { marksOf, resultItems } from "./results.js";
 
-/** Answer the analogy in the form; returns the plot's marks, or null when it was refused. */
-export async function showAnalogy(app) {
-  const [a, b, c] = ["analogy-a", "analogy-b", "analogy-c"].map((id) => byId(id).value.trim());
-  const method = byId("analogy-method").value;
+export class AnalogyPanel {
+  /** `onSubmit()` runs when the person asks for an analogy. */
+  constructor(root, onSubmit) {
+    this.parts = parts(root);
+    this.parts.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      onSubmit();
+    });
+  }
+
+  /** Answer the analogy in the form; returns the plot's marks, or null when it was refused. */
+  show(app) {
+    return showAnalogy(app, this.parts);
+  }
+
+  clear() {
+    fill(this.parts.list);
+    setStatus(this.parts.status, "");
+  }
+}
+
+async function showAnalogy(app, p) {
+  const [a, b, c] = [p.a, p.b, p.c].map((input) => input.value.trim());
+  const method = p.method.value;
   if (!a || !b || !c) {
-    setStatus("Fill in all three words: a \u2212 b + c.", true);
+    setStatus(p.status, "Fill in all three words: a \u2212 b + c.", true);
     return null;
   }
   const table = app.table.name;
@@ -21,20 +41,23 @@ export async function showAnalogy(app) {
     answer = await post(table, "analogy", body);
   } catch (error) {
     if (!["UnknownToken", "ZeroVector"].includes(error.type)) throw error;
-    fill(byId("analogy-answers"));
-    setStatus(describe(error, table), true);
+    fill(p.list);
+    setStatus(p.status, describe(error, table), true);
     return null;
   }
   const terms = [a, b, c].map((term) => answer.matched[term] ?? term);
   const answers = answer.neighbors.map((neighbour) => neighbour.token);
   const placed = await place(app, [...terms, ...answers]);
-  fill(byId("analogy-answers"), resultItems(answer.neighbors, placed, (t) => app.select(t)));
+  fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
   const marks = [...marksOf(terms, placed, "term"), ...marksOf(answers, placed, "answer")];
-  if (method === "add") {
+  if (method === "add" && app.state.projection === "pca") {
     marks.push(await resultMark(app, terms));
-    setStatus("The star is a \u2212 b + c itself, placed on the picture.");
+    setStatus(p.status, "The star is a \u2212 b + c itself, placed on the picture.");
+  } else if (method === "add") {
+    setStatus(p.status, "The star a \u2212 b + c is placed on PCA pictures only: a layout " +
+      "has no place for a vector it was not given.");
   } else {
-    setStatus("3CosMul has no single result vector: only its answers are placed.");
+    setStatus(p.status, "3CosMul has no single result vector: only its answers are placed.");
   }
   return marks;
 }
@@ -46,15 +69,4 @@ async function resultMark(app, [a, b, c]) {
   const direction = units[0].map((_, i) => units[0][i] - units[1][i] + units[2][i]);
   const point = await placeVector(app, direction);
   return { point: { ...point, token: `${a} \u2212 ${b} + ${c}` }, index: -1, role: "result" };
-}
-
-export function clearAnalogy() {
-  fill(byId("analogy-answers"));
-  setStatus("");
-}
-
-function setStatus(text, isError = false) {
-  const status = byId("analogy-status");
-  status.textContent = text;
-  status.classList.toggle("error", isError);
 }

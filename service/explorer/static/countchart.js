@@ -2,7 +2,7 @@
 // (boxes, from /diagnostics' `counts.bins`), and the suspects at their count and norm (amber).
 // The seed's observation: rare words stall near their initialisation.
 
-import { COLORS } from "./plot.js";
+import { COLORS } from "./marks.js";
 import { compact, score } from "./format.js";
 
 export const MARGIN = { left: 44, right: 10, top: 10, bottom: 30 };
@@ -10,10 +10,9 @@ const BAND = "rgba(52, 84, 145, 0.18)";
 const LINE = "rgba(52, 84, 145, 0.9)";
 const BOX = 8;
 
-/** Draw the chart on `canvas`, or hide it when the table has no counts. */
-export function drawCountChart(canvas, answer, suspects) {
+/** Draw the chart on `canvas` and its figures in `note`, or hide it when there are no counts. */
+export function drawCountChart(canvas, note, answer, suspects) {
   const counts = answer.counts;
-  const note = document.getElementById("count-note");
   canvas.hidden = !counts || !counts.bins.length;
   note.textContent = "";
   if (canvas.hidden) return;

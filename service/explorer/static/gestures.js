@@ -1,4 +1,5 @@
-// Zoom with the wheel (around the cursor), pan by dragging, click to choose, double-click to fit.
+// Zoom with the wheel (around the cursor), pan by dragging (in 3-D: rotate; shift-drag pans),
+// click to choose, double-click to fit.
 
 const CLICK_SLOP = 4;
 
@@ -15,7 +16,7 @@ export function listenToGestures(plot) {
     const [sx, sy] = local(event);
     plot.view.zoom(Math.exp(-event.deltaY * 0.0015), sx, sy);
     plot.fitted = false;
-    plot.redraw();
+    plot.changedView();
   }, { passive: false });
   canvas.addEventListener("pointerdown", (event) => {
     canvas.setPointerCapture(event.pointerId);
@@ -27,10 +28,16 @@ export function listenToGestures(plot) {
     if (drag) {
       drag.moved ||= Math.hypot(sx - drag.sx, sy - drag.sy) > CLICK_SLOP;
       if (drag.moved) {
-        plot.view.pan(sx - drag.lastX, sy - drag.lastY);
+        const [dx, dy] = [sx - drag.lastX, sy - drag.lastY];
         [drag.lastX, drag.lastY] = [sx, sy];
         canvas.classList.add("dragging");
-        plot.redraw();
+        if (plot.dims === 3 && !event.shiftKey) {
+          plot.turn(dx, dy);
+        } else {
+          plot.view.pan(dx, dy);
+          plot.fitted = false;
+          plot.changedView();
+        }
         return;
       }
     }

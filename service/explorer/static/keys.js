@@ -1,17 +1,17 @@
 // The API key dialog: asked once per tab, when the server first answers 401. Every page
 // shares it, so it is built here rather than written into each page's HTML.
 
-import { byId } from "./dom.js";
+import { parts } from "./dom.js";
 
 const DIALOG = `
-  <form id="key-form">
+  <form id="key-form" data-part="form">
     <h2>API key</h2>
     <p>This server needs an API key. It is kept in this tab only and sent as
       <code>Authorization: Bearer</code>.</p>
-    <p id="key-rejected" class="error" hidden>That key was not accepted.</p>
-    <input id="key-input" type="password" autocomplete="off" aria-label="API key">
+    <p id="key-rejected" data-part="rejected" class="error" hidden>That key was not accepted.</p>
+    <input id="key-input" data-part="input" type="password" autocomplete="off" aria-label="API key">
     <div class="buttons">
-      <button id="key-cancel" type="button">Cancel</button>
+      <button id="key-cancel" data-part="cancel" type="button">Cancel</button>
       <button type="submit">Use key</button>
     </div>
   </form>`;
@@ -31,22 +31,22 @@ function keyDialog() {
 /** Ask for a key; resolves to the key, or null when the person cancels. */
 export function askForKey(rejected) {
   const dialog = keyDialog();
-  const input = byId("key-input");
-  byId("key-rejected").hidden = !rejected;
+  const { form, input, cancel } = parts(dialog);
+  parts(dialog).rejected.hidden = !rejected;
   input.value = "";
   return new Promise((resolve) => {
     const finish = (key) => {
       dialog.close();
-      byId("key-form").onsubmit = null;
-      byId("key-cancel").onclick = null;
+      form.onsubmit = null;
+      cancel.onclick = null;
       dialog.oncancel = null;
       resolve(key);
     };
-    byId("key-form").onsubmit = (event) => {
+    form.onsubmit = (event) => {
       event.preventDefault();
       finish(input.value.trim() || null);
     };
-    byId("key-cancel").onclick = () => finish(null);
+    cancel.onclick = () => finish(null);
     dialog.oncancel = (event) => {
       event.preventDefault();
       finish(null);

@@ -1,48 +1,74 @@
-// The explorer: a table's PCA picture with full-space neighbours and analogies.
+// The explorer: a table's picture (PCA from the service, or UMAP and t-SNE computed here on the
+// service's exact neighbours) with full-space neighbours, analogies and text splits.
 //
-// Every number shown comes from the JSON API: GET /v1/tables, POST .../projection,
-// .../project, .../neighbors, .../analogy, .../lookup, .../diagnostics and .../tokenize.
+// Every number shown comes from the JSON API: GET /v1/tables, POST .../projection, .../project,
+// .../neighbors, .../similarity, .../analogy, .../lookup, .../diagnostics and .../tokenize;
+// UMAP and t-SNE coordinates are computed in this page from /neighbors' (or /similarity's)
+// answers, and the caption says so. This module finds each panel's root and hands it over.
 
 import { post, onKeyNeeded } from "./api.js";
-import { showAnalogy, clearAnalogy } from "./analogy.js";
+import { AnalogyPanel } from "./analogy.js";
+import { BookmarksPanel } from "./bookmarks.js";
+import { ColourPanel } from "./colouring.js";
 import { byId, el, fill } from "./dom.js";
-import { integer, percent } from "./format.js";
 import { setUpExport } from "./export.js";
 import { askForKey } from "./keys.js";
-import { describe, quote, showMessage, clearMessage, showPlotMessage } from "./messages.js";
-import { showNeighbours, clearNeighbours } from "./neighbours.js";
+import { describe, quote, Messages } from "./messages.js";
+import { NeighboursPanel } from "./neighbours.js";
 import { Plot } from "./plot.js";
+import { MOST_ISOLATED, ProjectionPanel } from "./projection.js";
 import { defaultRanking, labelOrder, rankings } from "./ranking.js";
-import { setUpSearch } from "./search.js";
-import { showSuspects } from "./suspects.js";
-import { clearSplit, setUpSplit, showSplit } from "./split.js";
-import { readLink, writeLink } from "./state.js";
-import { fetchTables, showFacts, showTables } from "./tables.js";
+import { SearchPanel } from "./search.js";
+import { SplitPanel } from "./split.js";
+import { SuspectsPanel } from "./suspects.js";
+import { fetchTables, TablePicker } from "./tables.js";
 import { showTooltip } from "./tooltip.js";
+import { EXPLORER_LINK } from "./viewstate.js";
+
+const CAMERA_WRITE_MS = 250;
 
 const app = {
-  state: readLink(),
+  state: EXPLORER_LINK.read(),
   tables: [],
   table: null,
   request: null,
   projection: null,
   points: [],
   indexOfToken: new Map(),
+  layout: null,
   plot: null,
   select: (token) => select(token),
+  isolate: (tokens) => isolate(tokens),
+  reproject: () => reproject(),
+  writeLink: () => EXPLORER_LINK.write(app.state),
+  setCaption: (text) => {
+    byId("plot-caption").textContent = text;
+  },
+  layoutSettled: () => layoutSettled(),
+  plottedPoints: () => plottedPoints(),
 };
 window.explorer = app;
 
 async function start() {
   onKeyNeeded(askForKey);
+  app.messages = new Messages(byId("plot-area"));
+  const tooltip = byId("tooltip");
   app.plot = new Plot(byId("plot"), {
-    onHover: showTooltip,
+    onHover: (hit, sx, sy) => showTooltip(tooltip, hit, sx, sy),
     onPick: (hit) => select(hit.point.token),
+    onView: cameraMoved,
   });
-  setUpControls();
-  setUpSearch(app);
-  setUpSplit(app);
-  setUpExport(app);
+  app.picker = new TablePicker(byId("header"));
+  app.search = new SearchPanel(byId("search-panel"), app);
+  app.projectionPanel = new ProjectionPanel(byId("projection-panel"), app);
+  app.neighbours = new NeighboursPanel(byId("neighbours-panel"), app);
+  app.split = new SplitPanel(byId("split-panel"), app);
+  app.analogy = new AnalogyPanel(byId("analogy-panel"), runAnalogy);
+  app.colours = new ColourPanel(byId("colour-panel"), app);
+  app.suspectsPanel = new SuspectsPanel(byId("suspects-panel"));
+  app.bookmarks = new BookmarksPanel(byId("bookmarks-panel"), app, EXPLORER_LINK);
+  setUpExport(byId("export-panel"), app);
+  setUpHeader();
   // A link that names its table starts the projection at once, beside the table list.
   if (app.state.table) startProjection(app.state.table);
   try {
@@ -52,89 +78,128 @@ async function start() {
     return;
   }
   const wanted = app.state.table || app.tables[0]?.name;
-  showTables(app.tables, wanted, (name) => openTable(name, { keepWord: false }));
+  app.picker.show(app.tables, wanted, (name) => openTable(name, { keepView: false }));
   if (!app.tables.length) {
     nothingToPlot("This server serves no tables yet: nothing to explore.");
   } else if (!app.tables.some((table) => table.name === wanted)) {
-    byId("table").value = "";
     nothingToPlot(`No table named ${quote(wanted)}. Served tables: ` +
       `${app.tables.map((table) => table.name).join(", ")}. Pick one above.`);
   } else {
-    await openTable(wanted, { keepWord: true });
+    await openTable(wanted, { keepView: true });
   }
 }
 
-async function openTable(name, { keepWord }) {
-  clearMessage();
+async function openTable(name, { keepView }) {
+  app.messages.clear();
   app.table = app.tables.find((table) => table.name === name);
+  app.picker.show(app.tables, name, (other) => openTable(other, { keepView: false }));
   app.state.table = name;
-  if (!keepWord) app.state.token = "";
-  showFacts(app.table);
-  clearNeighbours();
-  clearAnalogy();
-  clearSplit();
+  if (!keepView) Object.assign(app.state, { token: "", isolate: [], camera: [] });
+  app.picker.showFacts(app.table);
+  app.suspects = null;
+  await showPicture({ keepCamera: keepView });
+  const suspects = app.suspectsPanel.show(app);
+  if (app.state.token) await select(app.state.token);
+  else await app.split.show();
+  await suspects;
+}
+
+// Project the rows the state asks for (again), and start a layout if it asks for one.
+async function showPicture({ keepCamera }) {
+  app.projectionPanel.stop();
+  app.layout = null;
+  app.neighbours.clear();
+  app.analogy.clear();
+  app.split.clear();
   app.points = [];
   app.indexOfToken = new Map();
   app.plot.setPoints([], []);
-  setCaption("");
-  showPlotMessage(`Projecting ${name}\u2026`);
+  app.plot.axes = app.state.projection === "pca";
+  app.setCaption("");
+  // The camera a link asks for stays in the state until the picture is there to take it.
+  if (!keepCamera) app.state.camera = [];
+  const camera = app.state.camera;
+  app.messages.showOverlay(`Projecting ${app.table.name}\u2026`);
   try {
-    app.projection = await takeProjection(name);
+    app.projection = await takeProjection(app.table.name);
     performance.mark("explorer:projection");
   } catch (error) {
+    app.projection = null;
     fail(error);
     return;
   }
   plotProjection(app.projection);
-  writeLink(app.state);
-  const suspects = showSuspects(app);
-  if (app.state.token) await select(app.state.token);
-  else await showSplit(app);
-  await suspects;
+  app.projectionPanel.showIsolated();
+  app.writeLink();
+  const layout = app.state.projection !== "pca";
+  if (layout) {
+    app.pendingCamera = camera.length ? camera : null;
+    app.projectionPanel.runLayout();
+  } else if (camera.length) {
+    app.plot.setCamera(camera);
+  }
 }
 
 function startProjection(name) {
-  const { points, selection, seed } = app.state;
-  const request = { method: "pca", dims: 2, points, selection, seed };
+  const request = app.projectionPanel.request();
   const answer = post(name, "projection", request);
   answer.catch(() => {}); // reported when taken
-  app.started = { name, request, answer };
+  app.started = { name, request: JSON.stringify(request), answer };
 }
 
 function takeProjection(name) {
-  const started = app.started?.name === name ? app.started : null;
+  const wanted = JSON.stringify(app.projectionPanel.request());
+  const key = `${name}\n${wanted}`;
+  // Another method on the same rows (PCA to UMAP, say) needs no new answer.
+  if (app.projection && app.answered === key) return Promise.resolve(app.projection);
+  if (app.started?.name !== name || app.started.request !== wanted) startProjection(name);
+  const { answer } = app.started;
   app.started = null;
-  if (!started) {
-    startProjection(name);
-    return takeProjection(name);
-  }
-  app.request = started.request;
-  return started.answer;
+  app.request = JSON.parse(wanted);
+  app.answered = key;
+  return answer;
 }
 
 function plotProjection(projection) {
   app.points = projection.points;
   app.indexOfToken = new Map(app.points.map((point, i) => [point.token, i]));
   showRankings();
-  showPlotMessage(app.points.length ? "" : "The selection has no rows with a direction.");
-  const [first, second] = projection.explained_variance_ratio;
-  setCaption(`PCA of ${integer(projection.sample_rows)} spherized rows: PC1 ${percent(first)}` +
-    ` and PC2 ${percent(second)} of the variance. ${integer(app.points.length)} of ` +
-    `${integer(app.table.rows)} rows plotted (${app.state.selection} rows).`);
+  app.colours.show(app.points);
+  app.suspectsPanel.flag(app);
+  app.messages.showOverlay(app.points.length ? "" : "The selection has no rows with a direction.");
+  app.setCaption(app.projectionPanel.pcaCaption(projection));
   requestAnimationFrame(() => {
     performance.mark("explorer:plotted");
     byId("plot").dataset.plotted = String(app.points.length);
   });
 }
 
+/** The points with the coordinates they are drawn at (a layout's, or /projection's). */
+function plottedPoints() {
+  if (app.state.projection === "pca") return app.points;
+  const { px, py, pz, dims } = app.plot;
+  return app.points.map((point, i) => {
+    const placed = { ...point, x: px[i], y: py[i] };
+    if (dims === 3) placed.z = pz[i];
+    else delete placed.z;
+    return placed;
+  });
+}
+
+function layoutSettled() {
+  app.projectionPanel.setCaption();
+  if (app.pendingCamera?.length) app.plot.setCamera(app.pendingCamera);
+  app.pendingCamera = null;
+}
+
 async function select(token) {
   if (!app.table) return;
   app.state.token = token;
-  writeLink(app.state);
-  clearAnalogy();
+  app.writeLink();
+  app.analogy.clear();
   const table = app.table;
   try {
-    const marks = await showNeighbours(app, token);
+    const marks = await app.neighbours.show(token);
     if (app.table === table) app.plot.setMarks(marks ?? []);
   } catch (error) {
     fail(error);
@@ -143,26 +208,53 @@ async function select(token) {
 
 async function runAnalogy() {
   if (!app.table) return;
-  clearNeighbours();
+  app.neighbours.clear();
   app.state.token = "";
-  writeLink(app.state);
+  app.writeLink();
   try {
-    app.plot.setMarks((await showAnalogy(app)) ?? []);
+    app.plot.setMarks((await app.analogy.show(app)) ?? []);
   } catch (error) {
     fail(error);
   }
 }
 
-function setUpControls() {
+/** Re-project only `tokens` (none: every row again), keeping the chosen word. */
+async function isolate(tokens) {
+  if (tokens.length > MOST_ISOLATED) {
+    app.messages.show(`At most ${MOST_ISOLATED} rows can be isolated.`);
+    return;
+  }
+  app.state.isolate = [...new Set(tokens)];
+  await reproject();
+}
+
+async function reproject() {
+  if (!app.table) return;
+  await showPicture({ keepCamera: false });
+  if (app.state.token) await select(app.state.token);
+}
+
+// The camera in the link, a moment after the person stops moving it.
+function cameraMoved(plot) {
+  clearTimeout(app.cameraTimer);
+  app.cameraTimer = setTimeout(() => {
+    if (!app.points.length || app.pendingCamera || !plot.points.length) return;
+    app.state.camera = plot.camera();
+    app.writeLink();
+  }, CAMERA_WRITE_MS);
+}
+
+function setUpHeader() {
   const { state } = app;
   const points = byId("points");
   const selection = byId("selection");
   const seed = byId("seed");
-  const k = byId("k");
-  [points.value, selection.value, seed.value, k.value] = [state.points, state.selection,
-    state.seed, state.k];
+  [points.value, selection.value, seed.value] = [state.points, state.selection, state.seed];
   seed.hidden = state.selection !== "random";
-  const reopen = () => app.table && openTable(app.table.name, { keepWord: true });
+  const reopen = () => {
+    state.isolate = [];
+    if (app.table) openTable(app.table.name, { keepView: true });
+  };
   points.addEventListener("change", () => {
     state.points = Math.max(1, Number.parseInt(points.value, 10) || state.points);
     reopen();
@@ -176,18 +268,10 @@ function setUpControls() {
     state.seed = Math.max(0, Number.parseInt(seed.value, 10) || 0);
     reopen();
   });
-  k.addEventListener("change", () => {
-    state.k = Math.max(1, Number.parseInt(k.value, 10) || state.k);
-    if (state.token) select(state.token);
-  });
   byId("labels").addEventListener("change", () => {
     state.labels = byId("labels").value;
-    writeLink(state);
+    app.writeLink();
     app.plot.setLabelOrder(labelOrder(app.points, state.labels));
-  });
-  byId("analogy-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    runAnalogy();
   });
 }
 
@@ -200,22 +284,18 @@ function showRankings() {
   }
   fill(picker, choices.map((choice) => el("option", { value: choice.value }, choice.text)));
   picker.value = app.state.labels;
-  app.plot.setPoints(app.points, labelOrder(app.points, app.state.labels));
-}
-
-function setCaption(text) {
-  byId("plot-caption").textContent = text;
+  app.plot.setPoints(app.points, labelOrder(app.points, app.state.labels), app.state.dims);
 }
 
 function nothingToPlot(text) {
-  showMessage(text);
-  showPlotMessage(text);
+  app.messages.show(text);
+  app.messages.showOverlay(text);
 }
 
 function fail(error) {
   const text = describe(error, app.table?.name ?? "");
-  showMessage(text);
-  if (!app.points.length) showPlotMessage(text);
+  app.messages.show(text);
+  if (!app.points.length) app.messages.showOverlay(text);
 }
 
 start();

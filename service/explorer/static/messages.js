@@ -1,6 +1,6 @@
 // Messages a person reads instead of a blank plot: unknown words and tables, no tables, failures.
 
-import { byId, el, fill } from "./dom.js";
+import { el, fill, parts } from "./dom.js";
 
 /** One sentence for an API error, naming what was not found or what failed. */
 export function describe(error, table = "") {
@@ -27,23 +27,29 @@ export function quote(text) {
   return `\u201c${text}\u201d`;
 }
 
-/** The banner above the plot; kind is "error" or "info". */
-export function showMessage(text, kind = "error") {
-  const banner = byId("message");
-  fill(banner, el("span", {}, text), el("button", {
-    type: "button", class: "close", "aria-label": "Dismiss", onclick: clearMessage,
-  }, "\u00d7"));
-  banner.className = kind;
-  banner.hidden = false;
-}
+/** The plot area's two messages: the banner above the picture and the overlay in its place. */
+export class Messages {
+  constructor(root) {
+    this.parts = parts(root);
+  }
 
-export function clearMessage() {
-  byId("message").hidden = true;
-}
+  /** The banner above the plot; kind is "error" or "info". */
+  show(text, kind = "error") {
+    const { banner } = this.parts;
+    fill(banner, el("span", {}, text), el("button", {
+      type: "button", class: "close", "aria-label": "Dismiss", onclick: () => this.clear(),
+    }, "\u00d7"));
+    banner.className = kind;
+    banner.hidden = false;
+  }
 
-/** A message in place of the plot, for when there is nothing to plot. */
-export function showPlotMessage(text) {
-  const overlay = byId("plot-message");
-  overlay.textContent = text;
-  overlay.hidden = !text;
+  clear() {
+    this.parts.banner.hidden = true;
+  }
+
+  /** A message in place of the plot, for when there is nothing to plot. */
+  showOverlay(text) {
+    this.parts.overlay.textContent = text;
+    this.parts.overlay.hidden = !text;
+  }
 }

@@ -3,7 +3,7 @@
 // whole table's Spearman rho of log count with that distance, from /trajectory's summary.
 
 import { clearedChart, drawAxes, MARGIN } from "./countchart.js";
-import { COLORS } from "./plot.js";
+import { COLORS } from "./marks.js";
 import { compact, score } from "./format.js";
 
 const ROW = "rgba(52, 84, 145, 0.45)";

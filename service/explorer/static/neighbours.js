@@ -1,7 +1,8 @@
-// A chosen word's top-k neighbours from POST /neighbors, computed in the full space.
+// The Neighbours panel: a chosen word's top-k neighbours from POST /neighbors, computed in the
+// full space, and "Isolate" to re-project only the word and them.
 
 import { post } from "./api.js";
-import { byId, fill } from "./dom.js";
+import { fill, parts, setStatus } from "./dom.js";
 import { describe, quote } from "./messages.js";
 import { place } from "./placement.js";
 import { marksOf, resultItems } from "./results.js";
@@ -9,42 +10,58 @@ import { marksOf, resultItems } from "./results.js";
 // Refusals that concern the word, shown beside the list rather than as a failure.
 const WORD_ERRORS = new Set(["UnknownToken", "ZeroVector"]);
 
-/** List the neighbours of `token` and return the plot's marks (the word and its neighbours). */
-export async function showNeighbours(app, token) {
-  const table = app.table;
-  setStatus(`Neighbours of ${quote(token)}\u2026`);
-  let answer;
-  try {
-    answer = await post(table.name, "neighbors", { token, k: app.state.k });
-  } catch (error) {
-    if (!WORD_ERRORS.has(error.type)) throw error;
-    fill(byId("neighbours"));
-    byId("neighbours-word").textContent = "";
-    setStatus(describe(error, table.name), true);
-    return null;
+export class NeighboursPanel {
+  constructor(root, app) {
+    this.app = app;
+    this.parts = parts(root);
+    this.listed = [];
+    const { k, isolate } = this.parts;
+    k.value = String(app.state.k);
+    k.addEventListener("change", () => {
+      app.state.k = Math.max(1, Number.parseInt(k.value, 10) || app.state.k);
+      if (app.state.token) app.select(app.state.token);
+    });
+    isolate.addEventListener("click", () => app.isolate(this.listed));
   }
-  const word = answer.matched[token] ?? token;
-  const tokens = answer.neighbors.map((neighbour) => neighbour.token);
-  const placed = await place(app, [word, ...tokens]);
-  byId("neighbours-word").textContent = word;
-  fill(byId("neighbours"), resultItems(answer.neighbors, placed, (t) => app.select(t)));
-  const outside = placed.get(word).index < 0 ? ` ${quote(word)} itself is not plotted.` : "";
-  setStatus(`Top ${answer.neighbors.length} by cosine.${outside}`);
-  byId("full-space-note").textContent = `Computed in the full ${table.width}-dimensional ` +
-    "space, not in the picture. The plot is a lossy 2-D shadow of that space: " +
-    "when they disagree, believe the list.";
-  return [...marksOf([word], placed, "selected"), ...marksOf(tokens, placed, "neighbour")];
-}
 
-/** Empty the panel (another table, or an analogy took over the picture). */
-export function clearNeighbours() {
-  fill(byId("neighbours"));
-  byId("neighbours-word").textContent = "";
-  setStatus("Search or click a word to list its nearest neighbours.");
-}
+  /** List the neighbours of `token` and return the plot's marks (the word and its neighbours). */
+  async show(token) {
+    const { app, parts: p } = this;
+    const table = app.table;
+    setStatus(p.status, `Neighbours of ${quote(token)}\u2026`);
+    let answer;
+    try {
+      answer = await post(table.name, "neighbors", { token, k: app.state.k });
+    } catch (error) {
+      if (!WORD_ERRORS.has(error.type)) throw error;
+      this.clear();
+      setStatus(p.status, describe(error, table.name), true);
+      return null;
+    }
+    const word = answer.matched[token] ?? token;
+    const tokens = answer.neighbors.map((neighbour) => neighbour.token);
+    const placed = await place(app, [word, ...tokens]);
+    p.word.textContent = word;
+    fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
+    const outside = placed.has(word) && placed.get(word).index >= 0 ? ""
+      : ` ${quote(word)} itself is not plotted.`;
+    setStatus(p.status, `Top ${answer.neighbors.length} by cosine.${outside}`);
+    p.note.textContent = `Computed in the full ${table.width}-dimensional ` +
+      "space, not in the picture. The plot is a lossy shadow of that space: " +
+      "when they disagree, believe the list.";
+    this.listed = [word, ...tokens];
+    p.isolate.hidden = false;
+    return [...marksOf([word], placed, "selected"), ...marksOf(tokens, placed, "neighbour")];
+  }
 
-function setStatus(text, isError = false) {
-  const status = byId("neighbours-status");
-  status.textContent = text;
-  status.classList.toggle("error", isError);
+  /** Empty the panel (another table, or an analogy took over the picture). */
+  clear() {
+    const p = this.parts;
+    fill(p.list);
+    p.word.textContent = "";
+    p.note.textContent = "";
+    p.isolate.hidden = true;
+    this.listed = [];
+    setStatus(p.status, "Search or click a word to list its nearest neighbours.");
+  }
 }

@@ -1,4 +1,6 @@
-// Where words are on the picture: plotted rows are looked up, the others placed via /project.
+// Where words are on the picture: plotted rows are looked up, the others placed via /project
+// (in the PCA basis, so only on a PCA picture: a UMAP or t-SNE layout has no place for a row
+// it was not given).
 
 import { post } from "./api.js";
 
@@ -14,15 +16,15 @@ export async function place(app, tokens) {
     if (index === undefined) missing.push(token);
     else placed.set(token, { point: app.points[index], index });
   }
-  if (missing.length) {
-    const answer = await post(app.table.name, "project", { tokens: missing });
+  if (missing.length && app.state.projection === "pca") {
+    const answer = await post(app.table.name, "project", { tokens: missing, dims: app.state.dims });
     for (const point of answer.points) placed.set(point.token, { point, index: -1 });
   }
   return placed;
 }
 
-/** A raw vector's place on the picture (normalised by the server like every row). */
+/** A raw vector's place on a PCA picture (normalised by the server like every row). */
 export async function placeVector(app, vector) {
-  const answer = await post(app.table.name, "project", { vectors: [vector] });
+  const answer = await post(app.table.name, "project", { vectors: [vector], dims: app.state.dims });
   return answer.points[0];
 }

@@ -1,34 +1,73 @@
-// The search box: the exact token first, then substring or regular-expression matches among
-// the plotted points (at most MAX_MATCHES). Enter chooses the word from the whole table.
+// The Search panel: the exact token first, then substring or regular-expression matches among
+// the plotted points (at most MAX_MATCHES). Enter chooses the word from the whole table;
+// "Isolate matches" re-projects only the matches.
 
-import { byId, el, fill } from "./dom.js";
+import { el, fill, parts, setStatus } from "./dom.js";
 import { integer } from "./format.js";
 
 export const MAX_MATCHES = 100;
 
-/** Wire the search form to `app` (its points, plot and select). */
-export function setUpSearch(app) {
-  const input = byId("search");
-  let timer = null;
-  const update = () => showMatches(app, input.value);
-  input.addEventListener("input", () => {
-    clearTimeout(timer);
-    timer = setTimeout(update, 120);
-  });
-  byId("search-regex").addEventListener("change", update);
-  byId("search-case").addEventListener("change", update);
-  byId("search-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    const query = input.value.trim();
-    if (!query) return;
-    const { ignoreCase } = options();
-    const folded = app.points.find((point) => sameToken(point.token, query, ignoreCase));
-    app.select(app.indexOfToken.has(query) ? query : folded?.token ?? query);
-  });
-}
+export class SearchPanel {
+  constructor(root, app) {
+    this.app = app;
+    this.parts = parts(root);
+    this.shown = [];
+    const { input, regex, form, isolate } = this.parts;
+    let timer = null;
+    const update = () => this.showMatches(input.value);
+    input.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(update, 120);
+    });
+    regex.addEventListener("change", update);
+    this.parts.case.addEventListener("change", update);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const query = input.value.trim();
+      if (!query) return;
+      const { ignoreCase } = this.options();
+      const folded = app.points.find((point) => sameToken(point.token, query, ignoreCase));
+      app.select(app.indexOfToken.has(query) ? query : folded?.token ?? query);
+    });
+    isolate.addEventListener("click", () =>
+      app.isolate(this.shown.map((i) => app.points[i].token)));
+  }
 
-function options() {
-  return { regex: byId("search-regex").checked, ignoreCase: byId("search-case").checked };
+  options() {
+    return { regex: this.parts.regex.checked, ignoreCase: this.parts.case.checked };
+  }
+
+  showMatches(rawQuery) {
+    const { app, parts: p } = this;
+    const query = rawQuery.trim();
+    setStatus(p.status, "");
+    if (!query) {
+      this.showList([], "");
+      return;
+    }
+    let indexes;
+    try {
+      indexes = findMatches(app.points, query, this.options());
+    } catch (error) {
+      setStatus(p.status, `Not a valid regular expression: ${error.message}`, true);
+      return;
+    }
+    const shown = indexes.slice(0, MAX_MATCHES);
+    const more = indexes.length > MAX_MATCHES ? ` (the first ${MAX_MATCHES})` : "";
+    this.showList(shown, `${shown.length}${more} of the ${integer(app.points.length)} plotted ` +
+      "points match. Enter looks the word up in the whole table.");
+  }
+
+  showList(shown, text) {
+    const { app, parts: p } = this;
+    this.shown = shown;
+    setStatus(p.status, text);
+    fill(p.list, shown.map((i) => el("li", {}, el("button", {
+      type: "button", class: "word", onclick: () => app.select(app.points[i].token),
+    }, app.points[i].token))));
+    p.isolate.hidden = shown.length < 2;
+    app.plot.setMatches(shown);
+  }
 }
 
 /** Indexes of points whose token matches: exact matches first, then row order; capped. */
@@ -58,33 +97,4 @@ function matcher(query, regex, ignoreCase) {
     return (token) => token.toLowerCase().includes(folded);
   }
   return (token) => token.includes(query);
-}
-
-function showMatches(app, rawQuery) {
-  const query = rawQuery.trim();
-  const list = byId("matches");
-  const status = byId("search-status");
-  status.classList.remove("error");
-  if (!query) {
-    fill(list);
-    status.textContent = "";
-    app.plot.setMatches([]);
-    return;
-  }
-  let indexes;
-  try {
-    indexes = findMatches(app.points, query, options());
-  } catch (error) {
-    status.textContent = `Not a valid regular expression: ${error.message}`;
-    status.classList.add("error");
-    return;
-  }
-  const shown = indexes.slice(0, MAX_MATCHES);
-  const more = indexes.length > MAX_MATCHES ? ` (the first ${MAX_MATCHES})` : "";
-  status.textContent = `${shown.length}${more} of the ${integer(app.points.length)} plotted ` +
-    "points match. Enter looks the word up in the whole table.";
-  fill(list, shown.map((i) => el("li", {}, el("button", {
-    type: "button", class: "word", onclick: () => app.select(app.points[i].token),
-  }, app.points[i].token))));
-  app.plot.setMatches(shown);
 }

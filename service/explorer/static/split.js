@@ -2,7 +2,7 @@
 // and their rows placed on the picture (plotted rows where they are, others through /project).
 
 import { post } from "./api.js";
-import { byId, el, fill } from "./dom.js";
+import { el, fill, parts, setStatus } from "./dom.js";
 import { describe, quote } from "./messages.js";
 import { place } from "./placement.js";
 
@@ -12,56 +12,59 @@ export const PIECE_COLORS = [
 ];
 const WAIT_MS = 150; // after the last keystroke, so typing a word asks once
 
-let asked = 0;
-
-/** Listen to the text box: each pause in typing shows the split of what it holds. */
-export function setUpSplit(app) {
-  let timer = null;
-  byId("split-input").addEventListener("input", () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => showSplit(app), WAIT_MS);
-  });
-  byId("split-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    clearTimeout(timer);
-    showSplit(app);
-  });
-}
-
-/** Split the text box's text with the current table and show it; marks go on the picture. */
-export async function showSplit(app) {
-  const text = byId("split-input").value;
-  const call = ++asked;
-  if (!app.table || !text.trim()) {
-    clearSplit();
-    return;
+export class SplitPanel {
+  constructor(root, app) {
+    this.app = app;
+    this.parts = parts(root);
+    this.asked = 0;
+    let timer = null;
+    this.parts.input.addEventListener("input", () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => this.show(), WAIT_MS);
+    });
+    this.parts.form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      clearTimeout(timer);
+      this.show();
+    });
   }
-  const table = app.table;
-  let answer;
-  try {
-    answer = await post(table.name, "tokenize", { text });
-  } catch (error) {
-    if (call !== asked) return;
-    clearSplit();
-    setStatus(describe(error, table.name), true);
-    return;
+
+  /** Split the text box's text with the current table and show it; marks go on the picture. */
+  async show() {
+    const { app, parts: p } = this;
+    const text = p.input.value;
+    const call = ++this.asked;
+    if (!app.table || !text.trim()) {
+      this.clear();
+      return;
+    }
+    const table = app.table;
+    let answer;
+    try {
+      answer = await post(table.name, "tokenize", { text });
+    } catch (error) {
+      if (call !== this.asked) return;
+      this.clear();
+      setStatus(p.status, describe(error, table.name), true);
+      return;
+    }
+    const placed = await place(app, answer.pieces.map((piece) => piece.token));
+    if (call !== this.asked || app.table !== table) return; // a newer text, or another table
+    showPieces(p, answer, (token) => app.select(token));
+    setStatus(p.status, summary(answer));
+    app.plot.setMarks(marksOf(answer.pieces, placed));
   }
-  const placed = await place(app, answer.pieces.map((piece) => piece.token));
-  if (call !== asked || app.table !== table) return; // a newer text, or another table
-  showPieces(answer, (token) => app.select(token));
-  setStatus(summary(answer));
-  app.plot.setMarks(marksOf(answer.pieces, placed));
+
+  clear() {
+    fill(this.parts.text);
+    fill(this.parts.pieces);
+    setStatus(this.parts.status, "Type text to see how this table splits it into rows.");
+  }
 }
 
-export function clearSplit() {
-  fill(byId("split-text"));
-  fill(byId("split-pieces"));
-  setStatus("Type text to see how this table splits it into rows.");
-}
-
-function showPieces(answer, onPick) {
-  fill(byId("split-text"), colouredText(answer.text, answer.pieces));
-  fill(byId("split-pieces"), answer.pieces.map((piece, i) =>
+function showPieces(p, answer, onPick) {
+  fill(p.text, colouredText(answer.text, answer.pieces));
+  fill(p.pieces, answer.pieces.map((piece, i) =>
     el("li", { dataset: { token: piece.token, id: piece.id } },
       coloured(el("button", {
         type: "button", class: "piece", title: `id ${piece.id}`,
@@ -113,10 +116,4 @@ function marksOf(pieces, placed) {
 
 function colorOf(i) {
   return PIECE_COLORS[i % PIECE_COLORS.length];
-}
-
-function setStatus(text, isError = false) {
-  const status = byId("split-status");
-  status.textContent = text;
-  status.classList.toggle("error", isError);
 }

@@ -1,31 +1,96 @@
-// Deep links: the view's state in the URL, e.g. /explorer?table=minilm&token=king&k=8.
+// A page's state in its link: one place that reads the address bar into a state object and
+// writes it back, used by both pages (the explorer and Watch training). Each page describes
+// its fields once: a default and a kind.
+//
+// Kinds: "text"; "count" (an integer >= 0); "number" (any finite number); a list of allowed
+// values (the default is used for any other); "list" (strings, written as a JSON array);
+// "numbers" (finite numbers, written comma-separated, e.g. a camera). A field may say `when`
+// it matters (a function of the state); otherwise it is left out of the link.
 
-export const DEFAULTS = {
-  table: "", token: "", k: 8, points: 5000, selection: "first", seed: 0, labels: "",
-};
+/** Fields of a page's link: {name: {value: default, kind, when}}. */
+export class LinkState {
+  constructor(fields) {
+    this.fields = fields;
+  }
 
-/** The state a link asks for, with defaults for what it leaves out. */
-export function readLink(search = window.location.search) {
-  const params = new URLSearchParams(search);
-  const state = { ...DEFAULTS };
-  for (const name of ["table", "token", "selection", "labels"]) {
-    if (params.has(name)) state[name] = params.get(name);
+  /** The defaults, as a fresh state object. */
+  defaults() {
+    return Object.fromEntries(Object.entries(this.fields)
+      .map(([name, field]) => [name, copy(field.value)]));
   }
-  for (const name of ["k", "points", "seed"]) {
-    const value = Number.parseInt(params.get(name) ?? "", 10);
-    if (Number.isFinite(value) && value >= 0) state[name] = value;
+
+  /** The state a link asks for, with defaults for what it leaves out or gets wrong. */
+  read(search = window.location.search) {
+    const params = new URLSearchParams(search);
+    const state = this.defaults();
+    for (const [name, field] of Object.entries(this.fields)) {
+      if (!params.has(name)) continue;
+      const value = parse(field.kind, params.get(name));
+      if (value !== undefined) state[name] = value;
+    }
+    return state;
   }
-  if (!["first", "random"].includes(state.selection)) state.selection = DEFAULTS.selection;
-  return state;
+
+  /** The query string for `state`, leaving defaults out (the table is always named). */
+  query(state) {
+    const params = new URLSearchParams();
+    for (const [name, field] of Object.entries(this.fields)) {
+      const value = state[name];
+      if (value === undefined || (same(value, field.value) && name !== "table")) continue;
+      if (field.when && !field.when(state)) continue;
+      params.set(name, format(field.kind, value));
+    }
+    return params.toString();
+  }
+
+  /** Put `state` in the address bar (no reload). */
+  write(state) {
+    window.history.replaceState(null, "", `${window.location.pathname}?${this.query(state)}`);
+  }
 }
 
-/** Put `state` in the address bar (no reload), leaving defaults out. */
-export function writeLink(state) {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(state)) {
-    if (value !== DEFAULTS[name] || name === "table") params.set(name, String(value));
+function parse(kind, text) {
+  if (Array.isArray(kind)) return kind.find((value) => String(value) === text);
+  switch (kind) {
+    case "count": {
+      const value = Number.parseInt(text, 10);
+      return Number.isFinite(value) && value >= 0 ? value : undefined;
+    }
+    case "number": {
+      const value = Number(text);
+      return text.trim() !== "" && Number.isFinite(value) ? value : undefined;
+    }
+    case "list":
+      return parseList(text);
+    case "numbers": {
+      const values = text.split(",").map(Number);
+      return text && values.every(Number.isFinite) ? values : undefined;
+    }
+    default:
+      return text;
   }
-  if (state.selection !== "random") params.delete("seed");
-  const url = `${window.location.pathname}?${params}`;
-  window.history.replaceState(null, "", url);
+}
+
+function parseList(text) {
+  try {
+    const value = JSON.parse(text);
+    return Array.isArray(value) && value.every((item) => typeof item === "string")
+      ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function format(kind, value) {
+  if (kind === "list") return JSON.stringify(value);
+  if (kind === "numbers") return value.join(",");
+  return String(value);
+}
+
+function same(a, b) {
+  return Array.isArray(a) ? Array.isArray(b) && a.join("\u0000") === b.join("\u0000") : a === b;
+}
+
+function copy(value) {
+  return Array.isArray(value) ? [...value] : value;
 }

@@ -6,7 +6,7 @@
 
 import { post } from "./api.js";
 import { drawCountChart } from "./countchart.js";
-import { byId } from "./dom.js";
+import { parts } from "./dom.js";
 import { describe } from "./messages.js";
 import { integer, percent } from "./format.js";
 
@@ -14,25 +14,39 @@ const PAGE = 1000;
 // Never more suspects than the picture can hold (max_projection_points).
 const MOST = 20000;
 
-/** Fetch the table's suspects, flag the plotted ones, and fill the panel; never throws. */
-export async function showSuspects(app) {
-  const table = app.table;
-  setStatus("Ranking suspect rows\u2026");
-  let found;
-  try {
-    found = await fetchSuspects(table.name);
-  } catch (error) {
-    setStatus(`Suspect rows unavailable: ${describe(error, table.name)}`);
-    return;
+export class SuspectsPanel {
+  constructor(root) {
+    this.parts = parts(root);
   }
-  if (app.table !== table) return;
-  const ids = new Set(found.suspects.map((suspect) => suspect.id));
-  const plotted = [];
-  app.points.forEach((point, i) => ids.has(point.id) && plotted.push(i));
-  app.suspects = found;
-  app.plot.setSuspects(plotted);
-  describeSuspects(found.answer, found.suspects.length, plotted.length);
-  drawCountChart(byId("count-chart"), found.answer, found.suspects);
+
+  /** Fetch the table's suspects, flag the plotted ones, and fill the panel; never throws. */
+  async show(app) {
+    const table = app.table;
+    const status = this.parts.status;
+    status.textContent = "Ranking suspect rows\u2026";
+    let found;
+    try {
+      found = await fetchSuspects(table.name);
+    } catch (error) {
+      status.textContent = `Suspect rows unavailable: ${describe(error, table.name)}`;
+      return;
+    }
+    if (app.table !== table) return;
+    app.suspects = found;
+    this.flag(app);
+    drawCountChart(this.parts.chart, this.parts.note, found.answer, found.suspects);
+  }
+
+  /** Flag the plotted suspects (again, after the plotted rows changed). */
+  flag(app) {
+    const found = app.suspects;
+    if (!found) return;
+    const ids = new Set(found.suspects.map((suspect) => suspect.id));
+    const plotted = [];
+    app.points.forEach((point, i) => ids.has(point.id) && plotted.push(i));
+    app.plot.setSuspects(plotted);
+    describeSuspects(this.parts.status, found.answer, found.suspects.length, plotted.length);
+  }
 }
 
 /** The first page's answer and every suspect (page after page, at most MOST). */
@@ -57,19 +71,15 @@ export async function fetchSuspects(tableName) {
   return { answer, suspects };
 }
 
-function describeSuspects(answer, listed, plotted) {
+function describeSuspects(status, answer, listed, plotted) {
   const { indicator, suspect_count: count, ranked_rows: ranked } = answer;
   const how = indicator.name === "reference_cosine"
     ? `closest to the mean of ${integer(indicator.reference_rows)} unused reference rows`
     : "with the lowest row norms (no reference rows)";
   const zero = answer.norms.zero_rows ? `; ${integer(answer.norms.zero_rows)} zero rows` : "";
-  setStatus(`${integer(count)} suspects: the ${percent(answer.fraction)} of ` +
+  status.textContent = (`${integer(count)} suspects: the ${percent(answer.fraction)} of ` +
     `${integer(ranked)} rows ${how}${zero}. ${integer(plotted)} of them are plotted (amber)` +
     `${listed < count ? `; the first ${integer(listed)} were fetched` : ""}. ` +
     "A suspect may be rare or untrained; a frequent function word can have a small norm too.");
-  byId("suspects-status").title = indicator.why;
-}
-
-function setStatus(text) {
-  byId("suspects-status").textContent = text;
+  status.title = indicator.why;
 }

@@ -1,10 +1,10 @@
 // The hover card: token, id, norm, coordinates and metadata of the point under the cursor.
 
-import { byId, el, fill } from "./dom.js";
+import { el, fill } from "./dom.js";
 import { coordinate, norm } from "./format.js";
 
-export function showTooltip(hit, sx, sy) {
-  const card = byId("tooltip");
+/** Show `hit` (or hide the card when it is null) in `card`, near (sx, sy). */
+export function showTooltip(card, hit, sx, sy) {
   if (!hit) {
     card.hidden = true;
     return;
@@ -13,7 +13,10 @@ export function showTooltip(hit, sx, sy) {
   const rows = [];
   if (point.id !== undefined) rows.push(["id", String(point.id)]);
   if (point.norm !== undefined) rows.push(["norm", norm(point.norm)]);
-  rows.push(["x, y", `${coordinate(point.x)}, ${coordinate(point.y)}`]);
+  const at = hit.at ?? point;
+  const names = at.z === undefined ? "x, y" : "x, y, z";
+  const values = [at.x, at.y, at.z].filter((c) => c !== undefined).map(coordinate).join(", ");
+  rows.push([names, values]);
   for (const [name, value] of Object.entries(point.metadata ?? {})) {
     rows.push([name, String(value)]);
   }

@@ -7,13 +7,14 @@
 import { onKeyNeeded } from "./api.js";
 import { byId } from "./dom.js";
 import { integer } from "./format.js";
-import { showDrift, showVersions } from "./drift.js";
+import { DriftPanel } from "./drift.js";
 import { askForKey } from "./keys.js";
-import { describe, showMessage, clearMessage, showPlotMessage } from "./messages.js";
+import { describe, Messages } from "./messages.js";
 import { drawMovementChart } from "./movementchart.js";
 import { Player } from "./player.js";
 import { Plot } from "./plot.js";
-import { fetchTables, showFacts, showTables } from "./tables.js";
+import { LinkState } from "./state.js";
+import { fetchTables, TablePicker } from "./tables.js";
 import { showTooltip } from "./tooltip.js";
 import { Frames, fetchTrajectory } from "./trajectory.js";
 
@@ -22,26 +23,31 @@ import { Frames, fetchTrajectory } from "./trajectory.js";
 // asks again within it.
 const POINTS = 2000;
 const VALUES = 20000;
-const DEFAULTS = { table: "", view: "training", threshold: 10, from: "", to: "" };
+const LINK = new LinkState({
+  table: { value: "" },
+  view: { value: "training", kind: ["training", "drift"] },
+  threshold: { value: 10, kind: "count" },
+  from: { value: "" },
+  to: { value: "" },
+});
 
 const app = {
-  state: readLink(),
+  state: LINK.read(),
   tables: [],
   table: null,
   frames: null,
   position: 0,
   plot: null,
   player: null,
-  searchDrift: (word) => {
-    byId("drift-word").value = word;
-    return showDrift(app);
-  },
 };
 window.training = app;
 
 async function start() {
   onKeyNeeded(askForKey);
-  app.plot = new Plot(byId("plot"), { onHover: hover });
+  app.messages = new Messages(byId("plot-area"));
+  app.picker = new TablePicker(byId("header"));
+  app.drift = new DriftPanel(byId("drift-view"), app, writeLink);
+  app.plot = new Plot(byId("plot"), { onHover: hover, refitOnMove: false });
   app.player = new Player({
     slider: byId("checkpoint"),
     train: byId("train"),
@@ -57,23 +63,24 @@ async function start() {
   }
   const withCheckpoints = app.tables.find((table) => table.checkpoints.length > 1);
   const wanted = app.state.table || (withCheckpoints ?? app.tables[0])?.name;
-  showTables(app.tables, wanted, (name) => openTable(name));
+  app.picker.show(app.tables, wanted, (name) => openTable(name));
   if (!app.tables.some((table) => table.name === wanted)) {
     const text = app.tables.length ? `No table named \u201c${wanted}\u201d.` : "No tables served.";
-    showMessage(text);
-    showPlotMessage(text);
+    app.messages.show(text);
+    app.messages.showOverlay(text);
     return;
   }
   await openTable(wanted);
 }
 
 async function openTable(name) {
-  clearMessage();
+  app.messages.clear();
   app.table = app.tables.find((table) => table.name === name);
+  app.picker.show(app.tables, name, (other) => openTable(other));
   app.state.table = name;
-  showFacts(app.table);
+  app.picker.showFacts(app.table);
   writeLink();
-  showVersions(app.table, app.tables, app.state);
+  app.drift.showVersions(app.table, app.tables, app.state);
   await showView(app.state.view);
 }
 
@@ -86,7 +93,7 @@ async function showView(view) {
   byId("tab-drift").setAttribute("aria-selected", String(view === "drift"));
   if (view === "drift") {
     app.player.pause();
-    await showDrift(app);
+    await app.drift.show();
   } else {
     await showTraining();
   }
@@ -97,7 +104,7 @@ async function showTraining() {
   if (app.frames?.table === table) return;
   app.frames = null;
   app.plot.setPoints([], []);
-  showPlotMessage(`Following ${table.name}'s rows through ${table.checkpoints.length} ` +
+  app.messages.showOverlay(`Following ${table.name}'s rows through ${table.checkpoints.length} ` +
     "checkpoints\u2026");
   let answer;
   try {
@@ -111,7 +118,7 @@ async function showTraining() {
   const frames = new Frames(answer);
   frames.table = table;
   app.frames = frames;
-  showPlotMessage(frames.points.length ? "" : "No rows with a direction to follow.");
+  app.messages.showOverlay(frames.points.length ? "" : "No rows with a direction to follow.");
   app.plot.setPoints(frames.points, frames.points.map((_, i) => i));
   const all = frames.all();
   app.plot.view.fit(all.xs, all.ys); // one frame for the whole animation
@@ -130,8 +137,9 @@ function showFrame(position) {
   const c = Math.floor(position);
   const checkpoint = frames.checkpoints[c];
   const exact = Number.isInteger(position);
+  // Checkpoints are numbered from 0: "checkpoint 20, the 21st of 21", never "20 of 20".
   byId("frame-label").textContent = exact
-    ? `Checkpoint ${c} of ${frames.count - 1}: ${checkpoint.label}`
+    ? `Checkpoint ${c} (${c + 1} of ${frames.count}): ${checkpoint.label}`
     : `Interpolated frame between checkpoint ${c} (${checkpoint.label}) and checkpoint ` +
       `${c + 1} (${frames.checkpoints[c + 1].label}): not a real version of the rows.`;
   byId("checkpoint-status").textContent = `${checkpoint.label}: mean norm ` +
@@ -157,15 +165,14 @@ function showRare(c) {
 }
 
 function hover(hit, sx, sy) {
+  const card = byId("tooltip");
   if (!hit || !app.frames) {
-    showTooltip(null);
+    showTooltip(card, null);
     return;
   }
-  const i = app.frames.points.indexOf(hit.point);
   const c = Math.floor(app.position);
-  const { xs, ys } = app.frames.at(app.position);
-  const point = { ...hit.point, x: xs[i], y: ys[i], norm: hit.point.norm[c] };
-  showTooltip({ ...hit, point }, sx, sy);
+  const point = { ...hit.point, norm: hit.point.norm[c] };
+  showTooltip(card, { ...hit, point }, sx, sy);
 }
 
 function setUpControls() {
@@ -178,40 +185,16 @@ function setUpControls() {
     writeLink();
     if (app.frames) showRare(Math.floor(app.position));
   });
-  byId("drift-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    showDrift(app).then(writeLink);
-  });
-  byId("drift-word-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    showDrift(app);
-  });
-}
-
-function readLink() {
-  const params = new URLSearchParams(window.location.search);
-  const state = { ...DEFAULTS };
-  for (const name of ["table", "view", "from", "to"]) {
-    if (params.has(name)) state[name] = params.get(name);
-  }
-  const threshold = Number.parseInt(params.get("threshold") ?? "", 10);
-  if (threshold > 0) state.threshold = threshold;
-  if (!["training", "drift"].includes(state.view)) state.view = DEFAULTS.view;
-  return state;
 }
 
 function writeLink() {
-  const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(app.state)) {
-    if (value !== DEFAULTS[name] || name === "table") params.set(name, String(value));
-  }
-  window.history.replaceState(null, "", `${window.location.pathname}?${params}`);
+  LINK.write(app.state);
 }
 
 function fail(error) {
   const text = describe(error, app.table?.name ?? "");
-  showMessage(text);
-  if (!app.frames) showPlotMessage(text);
+  app.messages.show(text);
+  if (!app.frames) app.messages.showOverlay(text);
 }
 
 start();

@@ -1,0 +1,132 @@
+"""3-D, isolating a selection, labels of highlighted marks, and the header, in a real browser."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.explorer.conftest import api, open_explorer
+
+pytestmark = pytest.mark.slow
+
+
+def page_spot(page: Page, token: str) -> dict[str, float]:
+    """Where the page draws a plotted token now (3-D: after rotation), in page coordinates."""
+    box = page.locator("#plot").bounding_box()
+    assert box is not None
+    spot = page.evaluate(
+        """token => {
+            const app = window.explorer;
+            const i = app.indexOfToken.get(token);
+            return app.plot.screenOf(app.points[i], i);
+        }""",
+        token,
+    )
+    return {"x": box["x"] + spot["x"], "y": box["y"] + spot["y"]}
+
+
+def test_pca_in_3d_renders_rotates_and_picks(page: Page, base_url: str) -> None:
+    open_explorer(page, base_url, "?table=minilm&points=3000&dims=3")
+    expected = api(base_url, "v1/tables/minilm/projection", {"points": 3000, "dims": 3})
+    drawn = page.evaluate("window.explorer.points.map(p => [p.token, p.x, p.y, p.z])")
+    assert drawn == [[p["token"], p["x"], p["y"], p["z"]] for p in expected["points"]]
+    expect(page.locator("#plot")).to_have_attribute("data-dims", "3")
+    expect(page.locator("#plot-caption")).to_contain_text("PC3")
+    before = page_spot(page, "king")
+    box = page.locator("#plot").bounding_box()
+    assert box is not None
+    corner = (box["x"] + 20, box["y"] + box["height"] - 20)
+    page.mouse.move(*corner)
+    page.mouse.down()
+    page.mouse.move(corner[0] + 90, corner[1] - 40, steps=6)
+    page.mouse.up()
+    after = page_spot(page, "king")
+    assert (round(after["x"]), round(after["y"])) != (round(before["x"]), round(before["y"]))
+    yaw = page.evaluate("window.explorer.plot.rotation.yaw")
+    assert yaw == pytest.approx(0.6 + 0.9)
+    page.mouse.click(after["x"], after["y"])
+    expect(page.locator("#neighbours-word")).to_have_text("king")
+    page.wait_for_timeout(400)  # the camera reaches the link a moment after it moves
+    assert "camera=" in page.url and "dims=3" in page.url
+    assert page.log.errors == []  # type: ignore[attr-defined]
+
+
+def test_isolating_a_word_shows_exactly_it_and_its_neighbours(page: Page, base_url: str) -> None:
+    open_explorer(page, base_url, "?table=minilm&token=king")
+    page.wait_for_selector("#neighbours li")
+    page.click("#isolate-neighbours")
+    expect(page.locator("#plot")).to_have_attribute("data-plotted", "9")
+    neighbours = api(base_url, "v1/tables/minilm/neighbors", {"token": "king", "k": 8})
+    selection = ["king", *(n["token"] for n in neighbours["neighbors"])]
+    expected = api(
+        base_url,
+        "v1/tables/minilm/projection",
+        {"points": 9, "selection": {"tokens": selection}},
+    )["points"]
+    drawn = page.evaluate("window.explorer.points.map(p => [p.token, p.x, p.y])")
+    assert drawn == [[p["token"], p["x"], p["y"]] for p in expected]
+    assert sorted(token for token, _, _ in drawn) == sorted(selection)
+    expect(page.locator("#isolated")).to_be_visible()
+    caption = page.locator("#plot-caption")
+    expect(caption).to_contain_text("9 of 30,522 rows plotted (isolated rows)")
+    # Every neighbour is plotted now, and the list still comes from the whole table.
+    expect(page.locator("#neighbours .not-plotted")).to_have_count(0)
+    page.click("#show-all")
+    expect(page.locator("#plot")).to_have_attribute("data-plotted", "5000")
+    expect(page.locator("#isolated")).to_be_hidden()
+    assert "isolate=" not in page.url
+
+
+def test_isolating_matches_runs_umap_on_their_similarities(page: Page, base_url: str) -> None:
+    open_explorer(page, base_url, "?table=lee&points=1657&projection=umap&epochs=50")
+    page.wait_for_selector('#plot[data-layout="done"]')
+    page.fill("#search", "^s", timeout=5000)
+    page.check("#search-regex")
+    page.wait_for_selector("#isolate-matches:not([hidden])")
+    matches = page.evaluate(
+        "[...window.explorer.plot.matches].map(i => window.explorer.points[i].token)"
+    )
+    page.click("#isolate-matches")
+    expect(page.locator("#plot")).to_have_attribute("data-plotted", str(len(matches)))
+    page.wait_for_selector('#plot[data-layout="done"]')
+    tokens = page.evaluate("window.explorer.points.map(p => p.token)")
+    assert sorted(tokens) == sorted(matches)
+    matrix = api(base_url, "v1/tables/lee/similarity", {"tokens": tokens})["matrix"]
+    graph = page.evaluate("window.explorer.layout.graph.indices")
+    for i, row in enumerate(graph):
+        ranked = sorted((j for j in range(len(tokens)) if j != i), key=lambda j: -matrix[i][j])
+        assert [matrix[i][j] for j in row] == [matrix[i][j] for j in ranked[: len(row)]]
+    expect(page.locator("#plot-caption")).to_contain_text("/similarity")
+
+
+def test_every_neighbour_of_king_is_labelled_above_the_rest(page: Page, base_url: str) -> None:
+    open_explorer(page, base_url, "?table=minilm&token=king")
+    page.wait_for_selector("#neighbours li")
+    page.wait_for_timeout(200)  # the frame after the marks
+    labels = page.evaluate(
+        "window.explorer.plot.labels.placed.map(l => ({text: l.text, mark: l.mark, box: l.box}))"
+    )
+    marked = {label["text"] for label in labels if label["mark"]}
+    neighbours = api(base_url, "v1/tables/minilm/neighbors", {"token": "king", "k": 8})
+    assert {"king", *(n["token"] for n in neighbours["neighbors"])} <= marked
+    boxes = [label["box"] for label in labels]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            apart = (
+                a["right"] <= b["left"]
+                or b["right"] <= a["left"]
+                or a["bottom"] <= b["top"]
+                or b["bottom"] <= a["top"]
+            )
+            assert apart, (a, b)
+
+
+def test_the_header_facts_are_not_cut_off(page: Page, base_url: str) -> None:
+    open_explorer(page, base_url, "?table=lee")
+    facts = page.locator("#table-facts")
+    expect(facts).to_contain_text("metadata: count")
+    width = page.evaluate(
+        "(f => [f.scrollWidth, f.clientWidth, f.getBoundingClientRect().right])"
+        "(document.getElementById('table-facts'))"
+    )
+    assert width[0] <= width[1] and width[2] <= 1280
