@@ -21,6 +21,7 @@ from embedding_service.errors import (
     UnknownTable,
     UnknownToken,
 )
+from embedding_service.keyedvectors import RemoteKeyedVectors
 from embedding_service.models import Analogy, Text
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "LimitExceeded",
     "NotReady",
     "Overloaded",
+    "RemoteKeyedVectors",
     "ServiceError",
     "TableNotReady",
     "Text",
