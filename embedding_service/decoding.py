@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import functools
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, get_args, get_origin
 
 import numpy as np
@@ -39,66 +38,92 @@ def decode_vector(text: str) -> np.ndarray:
 
 def decode(cls: type[T], data: Any) -> T:
     """An instance of the dataclass `cls` from its JSON object."""
-    return typing.cast(T, _value(cls, data))
+    return typing.cast(T, _decoder(cls)(data))
 
 
 def decode_list(cls: type[T], items: Any) -> list[T]:
     """A list of `cls` from a JSON array."""
-    return [decode(cls, item) for item in items]
+    one = _decoder(cls)
+    return [one(item) for item in items]
 
 
-@functools.cache
-def _fields(cls: type) -> list[tuple[str, str, Any, bool]]:
-    """(attribute, JSON key, type, required) of each field of a dataclass."""
+def _same(value: Any) -> Any:
+    return value
+
+
+# Built once per type: a model's decoder is a few closures, not a walk over its type hints.
+_DECODERS: dict[Any, Callable[[Any], Any]] = {}
+
+
+def _decoder(hint: Any) -> Callable[[Any], Any]:
+    """The function that turns JSON into a value of type `hint`."""
+    if hint not in _DECODERS:
+        _DECODERS[hint] = _build_decoder(hint)
+    return _DECODERS[hint]
+
+
+def _build_decoder(hint: Any) -> Callable[[Any], Any]:
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _dataclass_decoder(hint)
+    origin = get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return _union_decoder(get_args(hint))
+    if origin is list:
+        item = _decoder(get_args(hint)[0])
+        return _same if item is _same else lambda data: [item(value) for value in data]
+    if origin is tuple:
+        return tuple
+    if origin is dict:
+        value = _decoder(get_args(hint)[1])
+        return _same if value is _same else lambda data: {k: value(v) for k, v in data.items()}
+    return _same
+
+
+def _dataclass_decoder(cls: type) -> Callable[[Any], Any]:
     hints = typing.get_type_hints(cls)
-    return [
-        (
-            field.name,
-            field.metadata.get("json", field.name),
-            hints[field.name],
-            field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING,
-        )
+    fields = [
+        (field.name, field.metadata.get("json", field.name), _decoder(hints[field.name]))
         for field in dataclasses.fields(cls)
         if field.init
     ]
 
+    def decoded(data: dict[str, Any]) -> Any:
+        return cls(**{name: decode(data[key]) for name, key, decode in fields if key in data})
 
-def _value(hint: Any, data: Any) -> Any:
-    if data is None:
-        return None
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return _dataclass(hint, data)
-    origin = get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        return _union(get_args(hint), data)
-    if origin is list:
-        [item] = get_args(hint)
-        return [_value(item, value) for value in data]
-    if origin is tuple:
-        return tuple(data)
-    if origin is dict:
-        _, item = get_args(hint)
-        return {key: _value(item, value) for key, value in data.items()}
-    return data
+    return decoded
 
 
-def _dataclass(cls: type, data: dict[str, Any]) -> Any:
-    values = {name: _value(hint, data[key]) for name, key, hint, _ in _fields(cls) if key in data}
-    return cls(**values)
+def _union_decoder(options: tuple[Any, ...]) -> Callable[[Any], Any]:
+    """None stays None; otherwise the first dataclass option whose required keys the object
+    has, or the first other option."""
+    choices = [option for option in options if option is not type(None)]
+    classes = [
+        option
+        for option in choices
+        if isinstance(option, type) and dataclasses.is_dataclass(option)
+    ]
+    if not classes:
+        first = _decoder(choices[0])
+        if all(_decoder(option) is _same for option in choices):
+            return _same  # numbers and strings (and None) come as they are
+        return lambda data: None if data is None else first(data)
+    required = [(_decoder(cls), _required_keys(cls)) for cls in classes]
+
+    def decoded(data: Any) -> Any:
+        if isinstance(data, dict):
+            for decode_as, keys in required:
+                if keys <= data.keys():
+                    return decode_as(data)
+        return data
+
+    return decoded
 
 
-def _union(options: tuple[Any, ...], data: Any) -> Any:
-    """The first dataclass option whose required keys the object has, else the value as is."""
-    for option in options:
-        if option is type(None):
-            continue
-        if dataclasses.is_dataclass(option) and isinstance(option, type):
-            if isinstance(data, dict) and _has_required(option, data):
-                return _dataclass(option, data)
-            continue
-        return _value(option, data)
-    return data
-
-
-def _has_required(cls: type, data: dict[str, Any]) -> bool:
-    return all(key in data for _, key, _, required in _fields(cls) if required)
+def _required_keys(cls: type) -> set[str]:
+    return {
+        field.metadata.get("json", field.name)
+        for field in dataclasses.fields(cls)
+        if field.init
+        and field.default is dataclasses.MISSING
+        and field.default_factory is dataclasses.MISSING
+    }
