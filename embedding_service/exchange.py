@@ -1,0 +1,103 @@
+"""A plan's requests, one after another: chunks cut by batching.py, refusals retried by retrying.py.
+
+`exchange` is a generator so that Client and AsyncClient share every decision and differ only
+in how they carry out a step: it yields a Call to send (and is sent back the answer, or the
+ServiceError the answer is) or a Wait to sleep through (and is sent None). It returns the
+plan's result, or raises the error the exchange ends with.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx
+
+from embedding_service.batching import Chunks, Limits
+from embedding_service.errors import (
+    BodyTooLarge,
+    LimitExceeded,
+    ServiceError,
+    Unreachable,
+    error_from_answer,
+)
+from embedding_service.plans import Answer, Call, Plan
+from embedding_service.retrying import RetryPolicy
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Sleep this long before the next step."""
+
+    seconds: float
+
+
+Step = Call | Wait
+Outcome = Answer | ServiceError | None
+
+
+def exchange(plan: Plan[T], limits: Limits, policy: RetryPolicy) -> Generator[Step, Outcome, T]:
+    """The steps that answer `plan`; returns its result."""
+    started = time.monotonic()
+    if plan.items is None:
+        outcome = yield from _attempts(plan.request(()), policy, started)
+        return plan.read([_answer(outcome)])
+    chunks = Chunks(plan.items, limits)
+    answers: list[Answer] = []
+    while (chunk := chunks.next()) is not None:
+        outcome = yield from _attempts(plan.request(chunk), policy, started)
+        if isinstance(outcome, LimitExceeded | BodyTooLarge):
+            chunks.refused(outcome, len(chunk))
+            continue
+        answers.append(_answer(outcome))
+        chunks.answered(len(chunk))
+    return plan.read(answers)
+
+
+def _attempts(
+    call: Call, policy: RetryPolicy, started: float
+) -> Generator[Step, Outcome, Answer | ServiceError]:
+    """The call's answer, or the error it still ends with once no retry is left."""
+    attempt = 0
+    while True:
+        outcome = yield call
+        if not isinstance(outcome, ServiceError):
+            return outcome
+        delay = policy.delay(outcome, attempt, time.monotonic() - started)
+        if delay is None:
+            return outcome
+        yield Wait(delay)
+        attempt += 1
+
+
+def _answer(outcome: Answer | ServiceError) -> Answer:
+    if isinstance(outcome, ServiceError):
+        raise outcome
+    return outcome
+
+
+def outcome_of(response: httpx.Response) -> Answer | ServiceError:
+    """What an HTTP answer means: its JSON on success, else the error its envelope names."""
+    data: Any
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        data = response.content.decode("utf-8", errors="replace")
+    if response.is_success and not isinstance(data, str):
+        return data
+    return error_from_answer(response.status_code, data, response.headers.get("retry-after"))
+
+
+@contextmanager
+def unanswered_as_unreachable(url: str, call: Call) -> Iterator[None]:
+    """A request that gets no answer (refused, reset, timed out) raises Unreachable."""
+    try:
+        yield
+    except httpx.TransportError as error:
+        raise Unreachable(f"{url}{call.path}: {error!r}") from error

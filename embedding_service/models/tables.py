@@ -1,0 +1,51 @@
+"""What GET /v1/tables and /v1/tables/{table} answer: a table's facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One version of a table's rows (a plain table has one, 0)."""
+
+    index: int
+    label: str
+    source: str
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """How neighbour candidates are found, and an approximate index's state and recall."""
+
+    kind: str
+    state: str
+    parameters: dict[str, int | str] = field(default_factory=dict)
+    bytes: int | None = None
+    source: str | None = None
+    build_seconds: float | None = None
+    recall_at_10: float | None = None
+    recall_queries: int | None = None
+    error: str | None = None
+    progress: float | None = None
+    eta_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A served table: its shape, memory, index, source and versions."""
+
+    name: str
+    rows: int
+    width: int
+    parameters: int
+    bytes: int
+    index_type: str
+    index: IndexInfo
+    zero_rows: int
+    source: str
+    loaded_at: str
+    load_seconds: float
+    metadata_columns: list[str]
+    case_insensitive: bool
+    checkpoints: list[Checkpoint]

@@ -1,0 +1,72 @@
+"""Diagnostics and evaluation plans: suspect rows, and gensim's figures for a whole table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, overload
+
+from embedding_service.decoding import decode
+from embedding_service.models.diagnostics import AnalogyEvaluation, Diagnostics, PairsEvaluation
+from embedding_service.plans import Call, Plan, body, one_call, table_path
+
+
+def diagnostics(
+    table: str,
+    *,
+    reference: Literal["default"] | Sequence[str] | None = "default",
+    pattern: str | None = None,
+    fraction: float = 0.02,
+    tokens: Sequence[str] = (),
+    limit: int | None = None,
+    offset: int = 0,
+) -> Plan[Diagnostics]:
+    """The rows most likely under-trained, ranked against reference rows (or by low norm).
+
+    reference: "default" (the built-in unused-token pattern), a list of tokens, or None (the
+    norm indicator); `pattern` (RE2) picks the reference rows instead.
+    """
+    chosen: Any = reference
+    if pattern is not None:
+        chosen = {"pattern": pattern}
+    elif reference is not None and not isinstance(reference, str):
+        chosen = {"tokens": list(reference)}
+    request = {"reference": chosen, "fraction": fraction, "tokens": list(tokens), "offset": offset}
+    call = Call("POST", table_path(table, "diagnostics"), {**request, **body(limit=limit)})
+    return one_call(call, lambda answer: decode(Diagnostics, answer))
+
+
+@overload
+def evaluate(
+    table: str,
+    *,
+    analogies: str | None = None,
+    builtin: Literal["questions-words"] | None = None,
+    restrict: int = 300_000,
+    case_insensitive: bool = True,
+) -> Plan[AnalogyEvaluation]: ...
+@overload
+def evaluate(
+    table: str,
+    *,
+    pairs: str,
+    restrict: int = 300_000,
+    case_insensitive: bool = True,
+) -> Plan[PairsEvaluation]: ...
+def evaluate(
+    table: str,
+    *,
+    analogies: str | None = None,
+    pairs: str | None = None,
+    builtin: Literal["questions-words"] | None = None,
+    restrict: int = 300_000,
+    case_insensitive: bool = True,
+) -> Plan[AnalogyEvaluation] | Plan[PairsEvaluation]:
+    """gensim's evaluate_word_analogies (analogies text, or a builtin set) or
+    evaluate_word_pairs (pairs text) figures, computed by the service."""
+    source = body(analogies=analogies, pairs=pairs, builtin=builtin)
+    if len(source) != 1:
+        raise TypeError("give exactly one of analogies, pairs and builtin")
+    request = {**source, "restrict": restrict, "case_insensitive": case_insensitive}
+    kind: type[Any] = PairsEvaluation if pairs is not None else AnalogyEvaluation
+    call = Call("POST", table_path(table, "evaluate"), request)
+    return one_call(call, lambda answer: decode(kind, answer))

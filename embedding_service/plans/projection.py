@@ -1,0 +1,61 @@
+"""Projection plans: a PCA picture of a table, and rows or raw vectors placed on it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from embedding_service.decoding import decode, decode_list, encode_vector
+from embedding_service.models.projection import ProjectedPoint, ProjectedVector, Projection
+from embedding_service.plans import Answer, Call, Plan, batched, body, one_call, table_path
+
+Dims = Literal[2, 3]
+
+
+def projection(
+    table: str,
+    *,
+    dims: Dims = 2,
+    points: int = 1000,
+    selection: Literal["first", "random"] | Sequence[str] = "first",
+    seed: int = 0,
+) -> Plan[Projection]:
+    """A PCA picture: the first `points` rows, `points` seeded random rows, or these tokens."""
+    chosen: Any = selection if isinstance(selection, str) else {"tokens": list(selection)}
+    request = {"method": "pca", "dims": dims, "points": points, "selection": chosen, "seed": seed}
+    if not isinstance(selection, str):
+        del request["points"]
+    call = Call("POST", table_path(table, "projection"), request)
+    return one_call(call, lambda answer: decode(Projection, answer))
+
+
+def project(
+    table: str,
+    tokens: Sequence[str] | None = None,
+    *,
+    vectors: Sequence[np.ndarray] | np.ndarray | None = None,
+    dims: Dims = 2,
+) -> Plan[list[ProjectedPoint] | list[ProjectedVector]]:
+    """Rows (by token) or raw vectors placed in the table's PCA basis, in order (in chunks)."""
+    if (tokens is None) == (vectors is None):
+        raise TypeError("give exactly one of tokens and vectors")
+    kind: type[ProjectedPoint] | type[ProjectedVector] = ProjectedPoint
+    if tokens is not None:
+        field, items = "tokens", list(tokens)
+    else:
+        field, items, kind = (
+            "vectors_b64",
+            [encode_vector(v) for v in vectors or ()],
+            ProjectedVector,
+        )
+    path = table_path(table, "project")
+
+    def request(chunk: Sequence[Any]) -> Call:
+        return Call("POST", path, {field: list(chunk), **body(dims=dims)})
+
+    def read(answers: list[Answer]) -> Any:
+        return [point for answer in answers for point in decode_list(kind, answer["points"])]
+
+    return batched(items, request, read)

@@ -1,0 +1,144 @@
+"""Neighbour and analogy plans: one query, or a batch sent in chunks, results in order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, TypedDict, Unpack, overload
+
+from embedding_service.decoding import decode, decode_list
+from embedding_service.models.search import Analogy, Neighbor, Neighbors, Query, Term
+from embedding_service.plans import (
+    Answer,
+    Call,
+    Plan,
+    batched,
+    body,
+    merged_matched,
+    one_call,
+    table_path,
+)
+from embedding_service.plans import keys as wire
+
+
+class SearchOptions(TypedDict, total=False):
+    """What a neighbour or analogy query may add (a batch applies them to every query).
+
+    exclude: more tokens to leave out; restrict: search only the first N rows (gensim's
+    restrict_vocab); exact: the exhaustive path even on a table with an approximate index;
+    ef_search / nprobe: an HNSW / IVF index's effort; checkpoint: which version of the rows.
+    """
+
+    exclude: Sequence[str]
+    restrict: int | None
+    exact: bool
+    ef_search: int | None
+    nprobe: int | None
+    checkpoint: int | None
+
+
+class AnalogyOptions(SearchOptions, total=False):
+    """An analogy's options: `method` "add" (3CosAdd, the default) or "mul" (3CosMul)."""
+
+    method: Literal["add", "mul"]
+
+
+# A str is a Sequence[str] too; the first overload that matches wins, as at run time.
+@overload
+def neighbors(  # type: ignore[overload-overlap]
+    table: str, query: Query, k: int | None = None, **options: Unpack[SearchOptions]
+) -> Plan[Neighbors]: ...
+@overload
+def neighbors(
+    table: str, query: Sequence[Query], k: int | None = None, **options: Unpack[SearchOptions]
+) -> Plan[list[Neighbors]]: ...
+def neighbors(
+    table: str,
+    query: Query | Sequence[Query],
+    k: int | None = None,
+    **options: Unpack[SearchOptions],
+) -> Plan[Neighbors] | Plan[list[Neighbors]]:
+    """Top-k cosine neighbours of a token, id, vector (1-D) or Text; a list is a batch."""
+    checkpoint, shared = _split(k, dict(options))
+    path = table_path(table, "neighbors")
+    if wire.is_single_query(query):
+        single = {**wire.query(query), **shared, **body(checkpoint=checkpoint)}  # type: ignore[arg-type]
+        return one_call(Call("POST", path, single), _one_list)
+    queries = [{**wire.query(item), **shared} for item in query]  # type: ignore[union-attr]
+    return _batch(path, queries, checkpoint)
+
+
+@overload
+def analogy(
+    table: str,
+    positive: Sequence[Term],
+    negative: Sequence[Term] = (),
+    k: int | None = None,
+    **options: Unpack[AnalogyOptions],
+) -> Plan[Neighbors]: ...
+@overload
+def analogy(
+    table: str,
+    positive: Sequence[Analogy],
+    negative: Sequence[Term] = (),
+    k: int | None = None,
+    **options: Unpack[AnalogyOptions],
+) -> Plan[list[Neighbors]]: ...
+def analogy(
+    table: str,
+    positive: Sequence[Term] | Sequence[Analogy],
+    negative: Sequence[Term] = (),
+    k: int | None = None,
+    **options: Unpack[AnalogyOptions],
+) -> Plan[Neighbors] | Plan[list[Neighbors]]:
+    """positive - negative terms (3CosAdd, or 3CosMul with method="mul"); a list of Analogy
+    is a batch.
+
+    A term is a token, a vector, a Text, or (term, weight). In a batch, each Analogy's own
+    exclusions add to `exclude`.
+    """
+    checkpoint, shared = _split(k, dict(options))
+    path = table_path(table, "analogy")
+    if positive and all(isinstance(item, Analogy) for item in positive):
+        if negative:
+            raise TypeError("a batch of Analogy queries takes no separate negative terms")
+        queries = [_analogy_body(item, shared) for item in positive]  # type: ignore[arg-type]
+        return _batch(path, queries, checkpoint)
+    single = _analogy_body(Analogy(positive, negative), shared)  # type: ignore[arg-type]
+    return one_call(Call("POST", path, {**single, **body(checkpoint=checkpoint)}), _one_list)
+
+
+def _split(k: int | None, options: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
+    """(checkpoint, the fields every query of the request carries)."""
+    checkpoint = options.pop("checkpoint", None)
+    exclude = options.pop("exclude", ())
+    if isinstance(exclude, str):
+        raise TypeError("exclude is a list of tokens: exclude=['king'], not exclude='king'")
+    if not options.get("exact", True):
+        options.pop("exact")
+    return checkpoint, body(k=k, exclude=list(exclude) or None, **options)
+
+
+def _analogy_body(query: Analogy, shared: dict[str, Any]) -> dict[str, Any]:
+    exclude = [*shared.get("exclude", ()), *query.exclude]
+    terms = {"positive": wire.terms(query.positive), "negative": wire.terms(query.negative)}
+    return {**shared, **terms, **body(exclude=exclude or None)}
+
+
+def _batch(path: str, queries: list[dict[str, Any]], checkpoint: int | None) -> Plan[Any]:
+    def request(chunk: Sequence[Any]) -> Call:
+        return Call("POST", path, {"queries": list(chunk), **body(checkpoint=checkpoint)})
+
+    return batched(queries, request, _lists)
+
+
+def _one_list(answer: Answer) -> Neighbors:
+    return decode(Neighbors, answer)
+
+
+def _lists(answers: list[Answer]) -> list[Neighbors]:
+    matched = merged_matched(answers)
+    return [
+        Neighbors(decode_list(Neighbor, result["neighbors"]), matched)
+        for answer in answers
+        for result in answer["results"]
+    ]

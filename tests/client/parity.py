@@ -1,0 +1,94 @@
+"""The tables of the gensim parity tests, loaded by gensim from the very files the server reads,
+and the comparisons: same keys (up to gensim's own ties), scores within SCORE_TOLERANCE."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from gensim.models import KeyedVectors
+from gensim.test.utils import datapath
+
+from tests.client.helpers import minilm_rows, minilm_table
+
+SCORE_TOLERANCE = 1e-5
+# Rows whose gensim scores differ by less than this are a tie: float32 (gensim) and float64
+# (the service) may order them either way.
+TIE = 1e-6
+
+
+def gensim_files(folder: Path) -> dict[str, tuple[dict[str, Any], KeyedVectors]]:
+    """name -> (the server's table spec, gensim's KeyedVectors of the same file)."""
+    word2vec = datapath("euclidean_vectors.bin")
+    fasttext = datapath("lee_fasttext.vec")
+    glove = datapath("test_glove.txt")
+    projector = write_projector(
+        folder, KeyedVectors.load_word2vec_format(datapath("crime-and-punishment.vec"))
+    )
+    tokens, rows = minilm_rows()
+    minilm = KeyedVectors(rows.shape[1])
+    minilm.add_vectors(tokens, rows)
+    return {
+        "minilm": (minilm_table(), minilm),
+        "word2vec": (
+            {"name": "word2vec", "path": word2vec, "format": "word2vec-binary"},
+            KeyedVectors.load_word2vec_format(word2vec, binary=True),
+        ),
+        "fasttext": (
+            {"name": "fasttext", "path": fasttext, "format": "fasttext"},
+            KeyedVectors.load_word2vec_format(fasttext),
+        ),
+        "glove": (
+            {"name": "glove", "path": glove, "format": "glove"},
+            KeyedVectors.load_word2vec_format(glove, no_header=True),
+        ),
+        "projector": (
+            {"name": "projector", "path": str(projector), "format": "projector"},
+            load_projector(projector),
+        ),
+    }
+
+
+def write_projector(folder: Path, source: KeyedVectors) -> Path:
+    """`source` as an Embedding Projector table: raw float32 .bytes and a labels .tsv."""
+    tensors = folder / "crime_tensors.bytes"
+    source.vectors.astype("<f4").tofile(tensors)
+    labels = "".join(f"{key}\n" for key in source.index_to_key)
+    (folder / "crime_labels.tsv").write_text(labels, encoding="utf-8")
+    return tensors
+
+
+def load_projector(tensors: Path) -> KeyedVectors:
+    """gensim's KeyedVectors of a projector file, read with numpy (gensim has no reader)."""
+    labels = tensors.with_name("crime_labels.tsv").read_text(encoding="utf-8").splitlines()
+    rows = np.fromfile(tensors, dtype="<f4").reshape(len(labels), -1)
+    keyed = KeyedVectors(rows.shape[1])
+    keyed.add_vectors(labels, rows.astype(np.float32))
+    return keyed
+
+
+def assert_same_ranking(
+    remote: Sequence[tuple[str, float]],
+    local: Sequence[tuple[str, float]],
+    deeper: Sequence[tuple[str, float]],
+) -> None:
+    """Same keys in the same order, up to gensim's own ties, and scores within the tolerance."""
+    assert len(remote) == len(local), (remote, local)
+    scores = dict(deeper)
+    for (key, score), (their_key, their_score) in zip(remote, local, strict=True):
+        assert score == pytest.approx(their_score, abs=SCORE_TOLERANCE), (key, their_key)
+        if key != their_key:
+            assert key in scores, f"{key!r} is not among gensim's answers"
+            assert abs(scores[key] - their_score) < TIE, (key, their_key)
+
+
+def assert_same_keys_up_to_ties(
+    remote: Sequence[str], local: Sequence[str], distance_of: dict[str, float], bound: float
+) -> None:
+    """The same keys, except keys gensim puts within TIE of the bound (either side is right)."""
+    differing = set(remote) ^ set(local)
+    assert all(abs(distance_of[key] - bound) < TIE for key in differing), differing
+    assert [k for k in remote if k not in differing] == [k for k in local if k not in differing]

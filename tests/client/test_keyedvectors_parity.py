@@ -1,0 +1,262 @@
+"""RemoteKeyedVectors against gensim's KeyedVectors on the same table files: the same calls,
+hundreds of seeded queries of each method, the same keys and scores within 1e-5, and gensim's
+exceptions where gensim raises them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from gensim.models import KeyedVectors
+from gensim.test.utils import datapath
+
+from benchmarks.server import running_server
+from embedding_service.keyedvectors import RemoteKeyedVectors
+from tests.client.parity import (
+    SCORE_TOLERANCE,
+    assert_same_keys_up_to_ties,
+    assert_same_ranking,
+    gensim_files,
+)
+
+pytestmark = pytest.mark.slow
+
+TABLES = ["minilm", "word2vec", "fasttext", "glove", "projector"]
+QUERIES = 200
+TOPN = 10
+
+Pair = tuple[KeyedVectors, RemoteKeyedVectors]
+
+
+@pytest.fixture(scope="module")
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pair]]:
+    """Each table as gensim loads it and as one server serves it."""
+    files = gensim_files(tmp_path_factory.mktemp("parity"))
+    tables = json.dumps([spec for spec, _ in files.values()])
+    with running_server({"EMBEDDING_SERVICE_TABLES": tables}) as base:
+        yield {name: (keyed, RemoteKeyedVectors(base, name)) for name, (_, keyed) in files.items()}
+
+
+@pytest.fixture(params=TABLES)
+def pair(request: pytest.FixtureRequest, pairs: dict[str, Pair]) -> Pair:
+    return pairs[request.param]
+
+
+def draw(local: KeyedVectors, seed: int) -> Callable[[int], list[str]]:
+    """Seeded groups of distinct keys from the whole vocabulary."""
+    rng = np.random.default_rng(seed)
+    keys = local.index_to_key
+    return lambda size: [keys[int(i)] for i in rng.choice(len(keys), size=size, replace=False)]
+
+
+def test_the_table_is_the_same(pair: Pair) -> None:
+    local, remote = pair
+    assert len(remote) == len(local) and remote.vector_size == local.vector_size
+    stop = min(len(local), 5000)
+    assert remote.index_to_key[:stop] == local.index_to_key[:stop]
+    assert remote.index_to_key[-3:] == local.index_to_key[-3:]
+    keys = draw(local, 1)(min(QUERIES, len(local)))
+    assert [remote.key_to_index[k] for k in keys] == [local.key_to_index[k] for k in keys]
+    np.testing.assert_array_equal(remote[keys], local[keys])
+    for key in keys[:20]:
+        np.testing.assert_array_equal(remote.get_vector(key), local.get_vector(key))
+        np.testing.assert_allclose(
+            remote.get_vector(key, norm=True), local.get_vector(key, norm=True), atol=1e-6
+        )
+    np.testing.assert_array_equal(remote[[3, 0]], local[[3, 0]])
+    for key in [*keys[:20], "no-such-key", "", "KEY" * 100, 0, len(local) - 1, len(local), -1]:
+        assert (key in remote) == (key in local), key
+
+
+def test_most_similar_of_one_key(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 2)
+    for _ in range(QUERIES):
+        [key] = keys(1)
+        deeper = local.most_similar(key, topn=TOPN + 5)
+        assert_same_ranking(remote.most_similar(key, topn=TOPN), deeper[:TOPN], deeper)
+        assert remote.similar_by_word(key, topn=3) == remote.most_similar(key, topn=3)
+
+
+def test_most_similar_analogies_weights_vectors_and_row_numbers(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 3)
+    rng = np.random.default_rng(3)
+    for query in range(QUERIES):
+        a, b, c = keys(3)
+        positive: list[Any] = [b, c]
+        negative: list[Any] = [a]
+        if query % 4 == 1:
+            positive, negative = [(b, 2.0), c], [(a, -0.5)]
+        elif query % 4 == 2:
+            positive = [b, local[c] * float(rng.uniform(0.5, 2))]
+        elif query % 4 == 3:
+            positive, negative = [local.key_to_index[b], c], [(a, 0.25)]  # 0.25 counts positively
+        deeper = local.most_similar(positive, negative, topn=TOPN + 5)
+        remote_answer = remote.most_similar(positive, negative, topn=TOPN)
+        assert_same_ranking(remote_answer, deeper[:TOPN], deeper)
+
+
+def test_most_similar_within_restrict_vocab(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 4)
+    restrict = max(len(local) // 3, 20)
+    for _ in range(QUERIES):
+        a, b, c = keys(3)
+        deeper = local.most_similar([b, c], [a], topn=TOPN + 5, restrict_vocab=restrict)
+        answer = remote.most_similar([b, c], [a], topn=TOPN, restrict_vocab=restrict)
+        assert_same_ranking(answer, deeper[:TOPN], deeper)
+        assert all(remote.key_to_index[key] < restrict for key, _ in answer)
+
+
+def test_similar_by_vector(pair: Pair) -> None:
+    local, remote = pair
+    rng = np.random.default_rng(5)
+    for _ in range(QUERIES):
+        vector = rng.normal(size=local.vector_size).astype(np.float32)
+        deeper = local.similar_by_vector(vector, topn=TOPN + 5)
+        assert_same_ranking(remote.similar_by_vector(vector, topn=TOPN), deeper[:TOPN], deeper)
+
+
+def test_most_similar_cosmul(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 6)
+    for query in range(QUERIES):
+        a, b, c = keys(3)
+        positive: list[Any] = [b, c] if query % 2 else [b, local.get_vector(c, norm=True)]
+        deeper = local.most_similar_cosmul(positive, [a], topn=TOPN + 5, restrict_vocab=3)
+        answer = remote.most_similar_cosmul(positive, [a], topn=TOPN, restrict_vocab=3)
+        assert_same_ranking(answer, deeper[:TOPN], deeper)  # restrict_vocab: ignored by both
+
+
+def test_similarity_distance_and_n_similarity(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 7)
+    for _ in range(QUERIES):
+        a, b, c, d, e = keys(5)
+        assert remote.similarity(a, b) == pytest.approx(local.similarity(a, b), abs=SCORE_TOLERANCE)
+        assert remote.distance(a, c) == pytest.approx(local.distance(a, c), abs=SCORE_TOLERANCE)
+        first, second = [a, b, "no-such-key"], [c, d, e]
+        expected = local.n_similarity(first, second)
+        assert remote.n_similarity(first, second) == pytest.approx(expected, abs=SCORE_TOLERANCE)
+
+
+def test_distances_to_given_keys_from_a_key_or_a_vector(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 8)
+    rng = np.random.default_rng(8)
+    for query in range(QUERIES):
+        [key, *others] = keys(min(21, len(local)))
+        source: Any = key if query % 2 else rng.normal(size=local.vector_size).astype(np.float32)
+        np.testing.assert_allclose(
+            remote.distances(source, others), local.distances(source, others), atol=SCORE_TOLERANCE
+        )
+
+
+def test_doesnt_match(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 9)
+    for _ in range(QUERIES):
+        words = [*keys(4), "no-such-key"]
+        ranked = local.rank_by_centrality(words)
+        expected = ranked[-1][1]
+        answer = remote.doesnt_match(words)
+        if answer != expected:  # only a tie between the two least central may differ
+            assert abs(ranked[-1][0] - ranked[-2][0]) < 1e-6 and answer == ranked[-2][1]
+
+
+def test_rank_and_closer_than(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 10)
+    rng = np.random.default_rng(10)
+    depth = min(50, len(local) - 1)
+    for query in range(QUERIES):
+        [key] = keys(1)
+        other = local.most_similar(key, topn=depth)[int(rng.integers(depth))][0]
+        distances = local.distances(key)
+        bound = distances[local.key_to_index[other]]
+        expected = local.closer_than(key, other)
+        answer = remote.closer_than(key, other)
+        distance_of = {k: distances[local.key_to_index[k]] for k in {*answer, *expected}}
+        assert_same_keys_up_to_ties(answer, expected, distance_of, bound)
+        if query % 10 == 0:  # rank is len(closer_than) + 1 in both
+            ties = int(np.sum(np.abs(distances - bound) < 1e-6))
+            assert abs(remote.rank(key, other) - local.rank(key, other)) <= ties
+
+
+def test_unknown_keys_are_keyerrors_as_in_gensim(pair: Pair) -> None:
+    local, remote = pair
+    known = local.index_to_key[0]
+    calls: list[Callable[[Any], Any]] = [
+        lambda kv: kv["no-such-key"],
+        lambda kv: kv.get_vector("no-such-key"),
+        lambda kv: kv[[known, "no-such-key"]],
+        lambda kv: kv.most_similar(["no-such-key"]),
+        lambda kv: kv.most_similar([known], ["no-such-key"]),
+        lambda kv: kv.most_similar_cosmul(["no-such-key"]),
+        lambda kv: kv.similarity(known, "no-such-key"),
+        lambda kv: kv.distances(known, ["no-such-key"]),
+        lambda kv: kv.rank(known, "no-such-key"),
+        lambda kv: kv.get_index(len(kv)),
+    ]
+    for call in calls:
+        for kv in (local, remote):
+            with pytest.raises(KeyError):
+                call(kv)
+    for kv in (local, remote):
+        with pytest.raises(ValueError):
+            kv.doesnt_match(["no-such-key"])
+        with pytest.raises(ZeroDivisionError):
+            kv.n_similarity([], [known])
+        assert kv.most_similar(known, topn=0) == []
+
+
+@pytest.fixture(scope="module")
+def questions(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """gensim's questions-words.txt, 40 seeded questions of each section (gensim itself takes
+    80 s for the whole file on MiniLM)."""
+    rng = np.random.default_rng(11)
+    sections: list[list[str]] = []
+    with open(datapath("questions-words.txt"), encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith(": "):
+                sections.append([line])
+            else:
+                sections[-1].append(line)
+    chosen = [
+        [header, *(body[i] for i in sorted(rng.choice(len(body), 40, replace=False)))]
+        for header, *body in sections
+    ]
+    path = tmp_path_factory.mktemp("questions") / "questions-words.txt"
+    path.write_text("".join(line for section in chosen for line in section), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("case_insensitive", [True, False])
+@pytest.mark.parametrize("name", ["minilm", "word2vec", "fasttext"])
+def test_evaluate_word_analogies(
+    pairs: dict[str, Pair], questions: str, name: str, case_insensitive: bool
+) -> None:
+    local, remote = pairs[name]
+    path = questions if name == "minilm" else datapath("questions-words.txt")
+    restrict = 20000
+    expected = local.evaluate_word_analogies(path, restrict, case_insensitive)
+    assert remote.evaluate_word_analogies(path, restrict, case_insensitive) == expected
+    answered = remote.evaluate_word_analogies(path, restrict, case_insensitive, dummy4unknown=True)
+    assert answered == local.evaluate_word_analogies(path, restrict, case_insensitive, True)
+
+
+@pytest.mark.parametrize("file", ["wordsim353.tsv", "simlex999.txt"])
+@pytest.mark.parametrize("name", ["minilm", "word2vec", "fasttext"])
+def test_evaluate_word_pairs(pairs: dict[str, Pair], name: str, file: str) -> None:
+    local, remote = pairs[name]
+    for case_insensitive in (True, False):
+        expected = local.evaluate_word_pairs(datapath(file), case_insensitive=case_insensitive)
+        answer = remote.evaluate_word_pairs(datapath(file), case_insensitive=case_insensitive)
+        for ours, theirs in zip(answer[:2], expected[:2], strict=True):
+            assert ours.statistic == pytest.approx(theirs.statistic, abs=SCORE_TOLERANCE)
+            assert ours.pvalue == pytest.approx(theirs.pvalue, rel=1e-4, abs=1e-300)
+        assert answer[2] == pytest.approx(expected[2], abs=1e-12)
