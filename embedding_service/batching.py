@@ -1,10 +1,10 @@
-"""How a batch is cut into requests the server accepts, learning its limit from its refusals.
+"""How a batch is cut into requests the server accepts: its published limit, or its refusals.
 
-The server does not publish its `max_batch` (neither /v1/tables nor /openapi.json states its
-configured limits), so until it says otherwise a chunk holds the server's documented default,
-DOCUMENTED_MAX_BATCH, or the `max_batch` the client was given. A LimitExceeded that counts
-exactly the chunk's items ("batch size is 300, above the limit of 64") names the real limit,
-and the client keeps it for every later batch. Other refusals that grow with the chunk (k
+Before the first batch the client asks GET /v1/limits for the server's `max_batch` (a server too
+old to publish it answers 404, and then a chunk holds the documented default,
+DOCUMENTED_MAX_BATCH); a `max_batch` given to the client is used as it is. A LimitExceeded that
+counts exactly the chunk's items ("batch size is 300, above the limit of 64") names the real
+limit, and the client keeps it for every later batch. Other refusals that grow with the chunk (k
 summed over the queries, 3CosMul directions, text length, pieces with vectors) shrink this
 batch's chunks in proportion, and 413 halves them; a refusal that a smaller chunk does not
 change (k above max_k) is raised as it is.
@@ -30,6 +30,20 @@ class Limits:
             raise ValueError(f"max_batch must be at least 1, not {max_batch}")
         self.max_batch = max_batch or DOCUMENTED_MAX_BATCH
         self.source = "given" if max_batch else "documented default"
+
+    @property
+    def unknown(self) -> bool:
+        """Whether the server has not been asked for its limit yet (and none was given)."""
+        return self.source == "documented default"
+
+    def published(self, answer: object) -> None:
+        """The server's GET /v1/limits answer (or None when it has none to give)."""
+        limit = answer.get("max_batch") if isinstance(answer, dict) else None
+        if isinstance(limit, int) and limit >= 1:
+            self.max_batch = limit
+            self.source = "published by the server"
+        else:
+            self.source = "documented default (the server publishes no limits)"
 
     def learn(self, limit: int) -> None:
         """The server refused a chunk for having more than `limit` items."""

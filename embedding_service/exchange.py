@@ -40,6 +40,8 @@ class Wait:
 
 Step = Call | Wait
 Outcome = Answer | ServiceError | None
+# Asked once per client before its first batch: the server's configured limits.
+LIMITS = Call("GET", "/v1/limits")
 
 
 def exchange(plan: Plan[T], limits: Limits, policy: RetryPolicy) -> Generator[Step, Outcome, T]:
@@ -48,6 +50,9 @@ def exchange(plan: Plan[T], limits: Limits, policy: RetryPolicy) -> Generator[St
     if plan.items is None:
         outcome = yield from _attempts(plan.request(()), policy, started)
         return plan.read([_answer(outcome)])
+    if limits.unknown:
+        published = yield from _attempts(LIMITS, policy, started)
+        limits.published(None if isinstance(published, ServiceError) else published)
     chunks = Chunks(plan.items, limits)
     answers: list[Answer] = []
     while (chunk := chunks.next()) is not None:

@@ -69,3 +69,26 @@ class TableInfo(Strict):
 
 class TableList(Strict):
     tables: list[TableInfo]
+
+
+class LimitsResponse(Strict):
+    """The request limits this server enforces, each under its setting's name
+    (docs/settings.md); a request past one is refused with 422 LimitExceeded naming it."""
+
+    default_k: int
+    max_k: int
+    max_batch: int
+    max_terms: int
+    max_exclude: int
+    max_results: int
+    max_directions: int
+    max_matrix_tokens: int
+    max_text_length: int
+    max_projection_points: int
+    max_diagnostics_limit: int
+    max_evaluation_questions: int
+    max_trajectory_points: int
+    max_trajectory_values: int
+    max_drift_limit: int
+    max_drift_tokens: int
+    max_body_bytes: int

@@ -83,3 +83,12 @@ def test_metrics_count_requests_by_route_template(client: TestClient) -> None:
     )
     assert 'le="0.0001"' in text  # sub-millisecond buckets
     assert "/v1/tables/minilm/neighbors" not in text  # the template, never the raw path
+
+
+def test_the_limits_are_published_under_their_settings_names(app_of) -> None:
+    """GET /v1/limits: what clients size batches by (the client and the explorer ask it)."""
+    with app_of(max_batch=8, max_results=40) as client:
+        limits = client.get("/v1/limits").json()
+    assert limits["max_batch"] == 8 and limits["max_results"] == 40
+    assert limits["max_k"] == 500 and limits["default_k"] == 10
+    assert set(limits) >= {"max_text_length", "max_directions", "max_body_bytes"}

@@ -38,18 +38,28 @@ def recorded(base: str, **options: object) -> tuple[Client, Recorder]:
     return Client(base, http_options=recorder.hooks(), **options), recorder  # type: ignore[arg-type]
 
 
-def test_the_first_refusal_teaches_max_batch_and_results_stay_in_order(limited: str) -> None:
+def test_the_server_s_published_max_batch_cuts_the_chunks_in_order(limited: str) -> None:
     tokens, _ = minilm_rows()
     chosen = tokens[4000:4050]
     client, recorder = recorded(limited)
     assert client.max_batch == 256  # the documented default, until the server says otherwise
     batch = client.neighbors("minilm", chosen, 3)
-    assert recorder.statuses == [422] + [200] * 7  # 50 queries: refused once, then 7 chunks of 8
-    assert client.max_batch == 8
+    assert recorder.statuses == [200] + [200] * 7  # GET /v1/limits, then 7 chunks of 8
+    assert client.max_batch == 8 and client.limits.source == "published by the server"
     assert batch == [client.neighbors("minilm", token, 3) for token in chosen]
     recorder.statuses.clear()
     client.lookup("minilm", chosen, include_vector=False)
-    assert recorder.statuses == [200] * 7  # learned: no refusal the second time
+    assert recorder.statuses == [200] * 7  # asked once: not again
+
+
+def test_a_refusal_teaches_a_max_batch_given_too_large(limited: str) -> None:
+    tokens, _ = minilm_rows()
+    chosen = tokens[4000:4050]
+    client, recorder = recorded(limited, max_batch=100)
+    batch = client.neighbors("minilm", chosen, 3)
+    assert recorder.statuses == [422] + [200] * 7  # 50 queries: refused once, then chunks of 8
+    assert client.max_batch == 8
+    assert batch == [client.neighbors("minilm", token, 3) for token in chosen]
 
 
 def test_a_given_max_batch_is_used_from_the_start(limited: str) -> None:
@@ -93,7 +103,7 @@ def test_a_body_too_large_is_sent_again_in_halves(limited: str) -> None:
     assert [result[0].id for result in batch] == list(range(100, 112))
 
 
-def test_the_async_client_learns_the_same_way(limited: str) -> None:
+def test_the_async_client_asks_the_same_way(limited: str) -> None:
     tokens, _ = minilm_rows()
     recorder = Recorder()
 
@@ -104,7 +114,7 @@ def test_the_async_client_learns_the_same_way(limited: str) -> None:
             return client.max_batch, answer
 
     learned, answer = asyncio.run(batch())
-    assert learned == 8 and recorder.statuses == [422, 200, 200, 200]
+    assert learned == 8 and recorder.statuses == [200, 200, 200, 200]  # limits, 3 chunks
     assert answer == Client(limited, max_batch=8).neighbors("minilm", tokens[7000:7020], 2)
 
 

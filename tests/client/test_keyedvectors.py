@@ -59,14 +59,14 @@ def test_the_vocabulary_is_paged_in_only_as_it_is_read(served: str) -> None:
     kv = RemoteKeyedVectors(client, "minilm")
     assert len(recorder.statuses) == 1  # the table's facts only
     assert kv.key_to_index["king"] == 2332 and kv.key_to_index.get("no-such-key") is None
-    assert len(recorder.statuses) == 3  # one lookup each (the unknown one is a 404)
+    assert len(recorder.statuses) == 4  # the limits, one lookup each (the unknown: a 404)
     assert kv.key_to_index["king"] == 2332 and "king" in kv
-    assert len(recorder.statuses) == 3  # remembered
+    assert len(recorder.statuses) == 4  # remembered
     tokens, _ = minilm_rows()
     assert kv.index_to_key[2332] == "king"
-    assert len(recorder.statuses) == 3 + 16  # one page: 4,096 ids in chunks of 256
+    assert len(recorder.statuses) == 4 + 16  # one page: 4,096 ids in chunks of 256
     assert kv.index_to_key[4095] == tokens[4095] and kv.index_to_key[:10] == tokens[:10]
-    assert len(recorder.statuses) == 3 + 16
+    assert len(recorder.statuses) == 4 + 16
     assert kv.index_to_key[-1] == tokens[-1] and len(kv.index_to_key) == len(tokens)
 
 

@@ -2,25 +2,38 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from service.api.deps import RegistryDep, TableDep
 from service.engine.served import ServedTable
-from service.schemas.tables import CheckpointInfo, IndexInfo, TableInfo, TableList
+from service.schemas.tables import (
+    CheckpointInfo,
+    IndexInfo,
+    LimitsResponse,
+    TableInfo,
+    TableList,
+)
 
-router = APIRouter(prefix="/v1/tables", tags=["tables"])
+router = APIRouter(prefix="/v1", tags=["tables"])
 
 
-@router.get("")
+@router.get("/tables")
 def list_tables(registry: RegistryDep) -> TableList:
     """Every loaded table with its size and provenance."""
     return TableList(tables=[describe(served) for served in registry.served()])
 
 
-@router.get("/{table}")
+@router.get("/tables/{table}")
 def table_info(served: TableDep) -> TableInfo:
     """One table: rows, width, parameters, bytes held, index type, source, load time."""
     return describe(served)
+
+
+@router.get("/limits")
+def limits(request: Request) -> LimitsResponse:
+    """The request limits this server enforces, so clients can size their batches."""
+    settings = request.app.state.settings
+    return LimitsResponse(**{name: getattr(settings, name) for name in LimitsResponse.model_fields})
 
 
 def describe(served: ServedTable) -> TableInfo:
