@@ -1,10 +1,26 @@
-"""In-process neighbour throughput on the default table, by batch size and search kernel.
+"""In-process neighbour throughput on the default table, by batch size, layout and kernel: the
+guard that the served kernel runs at the speed of the best layout.
 
-Run: .venv/bin/python -m benchmarks.engine_throughput [--seconds 2] [--batch 1 16 32 128 512]
-Every configuration is measured in the same run, so the ratios hold on a noisy machine: the
-service's kernel over the raw rows ("raw", one copy of the table), the kernel it replaced (a
-transposed unit copy, benchmarks/legacy_kernel.py) and FAISS's IndexFlatIP, in `--rounds`
-rounds that alternate their order; the median round is printed.
+Run: .venv/bin/python -m benchmarks.engine_throughput [--seconds 1] [--rounds 3]
+     [--batch 1 4 8 16 32 64 128 256] [--check 0.95]
+
+Every configuration is measured in the same run, in `--rounds` rounds that alternate their
+order; the median round is printed. The searches are the service's own (CosineSearch: pass,
+selection, exact rescoring) over the same table:
+
+- served: the table as the service holds it, its one float32 copy stored by columns
+  (tables/layout.py), with the served kernel;
+- rows: the same rows stored row after row (a C-order copy), with the best products for that
+  layout at each batch size (FAISS's inner products for 1-3 directions; rows @ Q.T for up to
+  16, Q @ rows.T beyond);
+- two copies: the kernel of two rounds ago (a second, unit-normalised, transposed copy:
+  benchmarks/legacy_kernel.py), and FAISS's IndexFlatIP: for reference, not for the guard.
+
+The limits, measured in the same run: one direction is a pass over the rows, bounded by the
+machine's read bandwidth (a sum over an array of the table's size); a batch is a matrix
+product, bounded by the FMA throughput of one core (a plain sgemm of the same shape, Q @ T).
+Their shares are printed. With --check R the script exits 1 when the served search is below R
+times the best single-copy layout at any batch size (CI runs it short: tests/integration).
 """
 
 from __future__ import annotations
@@ -14,6 +30,7 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 
 import faiss
 import numpy as np
@@ -21,17 +38,44 @@ import numpy as np
 from benchmarks.legacy_kernel import TransposedUnitKernel
 from service.config import default_table
 from service.engine.loaders import load_huggingface
+from service.engine.search import kernels
 from service.engine.search.cosine import CosineSearch, NeighborQuery
 from service.engine.tables.table import EmbeddingTable
 
-KERNELS = ("raw", "unit-transposed", "faiss")
+SINGLE_COPY = ("served", "rows")
+KERNELS = (*SINGLE_COPY, "two copies", "faiss")
+# rows @ Q.T beats Q @ rows.T on row-order rows up to this many directions (measured here).
+ROWS_FIRST_ON_ROWS = 16
 
 
-def indexes(table: EmbeddingTable) -> dict[str, CosineSearch]:
-    """One index per kernel over the same table (the legacy kernel swapped into an index)."""
-    legacy = CosineSearch(table)
-    legacy.kernel = TransposedUnitKernel(legacy.store)
-    return {"raw": CosineSearch(table), "unit-transposed": legacy,
+class RowOrderKernel(kernels.BlasKernel):
+    """The served kernel's arithmetic on rows stored row after row, with that layout's best
+    products: FAISS's inner products, rows @ Q.T (transposed), or Q @ rows.T."""
+
+    def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """(batch, stop - start) float32 cosines with rows start..stop."""
+        rows = self.vectors[start:stop]
+        scaled = np.ascontiguousarray(directions * self.direction_scale, dtype=np.float32)
+        if len(directions) <= kernels.SMALL_BATCH:
+            dots = kernels.inner_products(scaled, rows)
+        elif len(directions) <= ROWS_FIRST_ON_ROWS:
+            dots = np.ascontiguousarray((rows @ scaled.T).T)
+        else:
+            dots = scaled @ rows.T
+        dots *= self.scales[start:stop]
+        return dots
+
+
+def searches(table: EmbeddingTable) -> dict[str, CosineSearch]:
+    """One search per configuration over the same table."""
+    rows = EmbeddingTable(
+        table.tokens, np.ascontiguousarray(table.vectors), checked=True, stored_norms=table.norms64
+    )
+    by_rows = CosineSearch(rows)
+    by_rows.kernel = RowOrderKernel(by_rows.store)
+    two_copies = CosineSearch(table)
+    two_copies.kernel = TransposedUnitKernel(two_copies.store)
+    return {"served": CosineSearch(table), "rows": by_rows, "two copies": two_copies,
             "faiss": CosineSearch(table, "faiss")}  # fmt: skip
 
 
@@ -45,43 +89,46 @@ def blas_description() -> str:
     )
 
 
-def queries_per_second(index: CosineSearch, rows: np.ndarray, batch: int, seconds: float) -> float:
+def queries_per_second(search: CosineSearch, rows: np.ndarray, batch: int, seconds: float) -> float:
     """Neighbour queries (k=10, query token excluded) answered per second in batches of `batch`."""
-    vectors = index.table.vectors
-    queries = [index.plan(NeighborQuery(vectors[r], 10, frozenset({int(r)}))) for r in rows]
+    vectors = search.table.vectors
+    queries = [search.plan(NeighborQuery(vectors[r], 10, frozenset({int(r)}))) for r in rows]
     done, started, position = 0, time.perf_counter(), 0
     while time.perf_counter() - started < seconds:
         chunk = queries[position : position + batch]
-        index.search(chunk)
+        search.search(chunk)
         done += len(chunk)
         position = (position + batch) % (len(queries) - batch)
     return done / (time.perf_counter() - started)
 
 
-def main() -> None:
-    """Print queries/second for every batch size and kernel, and the ratios."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=2.0, help="time per configuration")
-    parser.add_argument("--batch", type=int, nargs="+", default=[1, 16, 32, 128, 512])
-    parser.add_argument("--rounds", type=int, default=3, help="rounds, alternating the order")
-    parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (served: 1)")
-    args = parser.parse_args()
-    from service.engine.threads import limit_compute_threads
+def timed_rate(work: Callable[[], object], seconds: float) -> float:
+    """Calls of `work` per second."""
+    work()
+    calls, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        work()
+        calls += 1
+    return calls / (time.perf_counter() - started)
 
-    limit_compute_threads(args.threads)
-    table = load_huggingface(default_table().path)
-    by_kernel = indexes(table)
-    rows = np.random.default_rng(0).integers(0, table.rows, size=20_000)
-    command = ["python", "-m", "benchmarks.engine_throughput", *sys.argv[1:]]
-    print(f"command: {' '.join(command)}")
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, faiss {faiss.__version__}; "
-          f"{blas_description()}; load average {os.getloadavg()[0]:.1f}")  # fmt: skip
-    print(f"table: {table.rows} x {table.width}, {table.vectors.nbytes / 2**20:.1f} MiB of rows")
-    for kernel, index in by_kernel.items():
-        print(f"  {kernel}: {index.kind}; kernel holds {index.kernel.nbytes / 2**20:.1f} MiB, "
-              f"index bytes {index.nbytes / 2**20:.1f} MiB")  # fmt: skip
+
+def sgemm_rate(columns: np.ndarray, batch: int, seconds: float) -> float:
+    """Directions per second of a plain sgemm Q @ T of the batch's shape: the FMA bound."""
+    directions = np.random.default_rng(1).normal(size=(batch, columns.shape[0])).astype(np.float32)
+    return batch * timed_rate(lambda: directions @ columns, seconds)
+
+
+def read_bandwidth(columns: np.ndarray, seconds: float) -> float:
+    """Bytes per second of one streaming read over an array of the table's size (its maximum:
+    SIMD, one compare per element, so the read is the bound)."""
+    return columns.nbytes * timed_rate(columns.max, seconds)
+
+
+def measure(args: argparse.Namespace, by_kernel: dict[str, CosineSearch], rows: np.ndarray):  # type: ignore[no-untyped-def]
+    """Median rate of every (kernel, batch), and of the sgemm bound, over the rounds."""
     # Kernel by kernel within a round: FAISS's OpenMP threads keep spinning after a search and
     # would slow a BLAS measurement that followed it directly.
+    columns = np.ascontiguousarray(by_kernel["served"].table.vectors.T)
     rounds: dict[tuple[str, int], list[float]] = {}
     for round_ in range(args.rounds):
         order = list(KERNELS) if round_ % 2 == 0 else list(reversed(KERNELS))
@@ -89,18 +136,71 @@ def main() -> None:
             for batch in args.batch:
                 rate = queries_per_second(by_kernel[kernel], rows, batch, args.seconds)
                 rounds.setdefault((kernel, batch), []).append(rate)
-    rates = {key: float(np.median(values)) for key, values in rounds.items()}
-    header = " ".join(f"{kernel + ' q/s':>20}" for kernel in KERNELS)
-    print(f"{'batch':>6} {header} {'raw/unit-transposed':>20} {'raw/faiss':>10}")
+        for batch in args.batch:
+            rounds.setdefault(("sgemm", batch), []).append(sgemm_rate(columns, batch, args.seconds))
+        rounds.setdefault(("bandwidth", 0), []).append(read_bandwidth(columns, args.seconds))
+    return {key: float(np.median(values)) for key, values in rounds.items()}, rounds
+
+
+def main() -> int:
+    """Print queries/second for every batch size and kernel, the shares and the ratios."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=1.0, help="time per configuration")
+    parser.add_argument("--batch", type=int, nargs="+", default=[1, 4, 8, 16, 32, 64, 128, 256])
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, alternating the order")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (served: 1)")
+    parser.add_argument("--check", type=float, help="exit 1 if served < CHECK x the best layout")
+    args = parser.parse_args()
+    from service.engine.threads import limit_compute_threads
+
+    limit_compute_threads(args.threads)
+    table = load_huggingface(default_table().path)
+    by_kernel = searches(table)
+    rows = np.random.default_rng(0).integers(0, table.rows, size=20_000)
+    print(f"command: python -m benchmarks.engine_throughput {' '.join(sys.argv[1:])}")
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, faiss {faiss.__version__}; "
+          f"{blas_description()}; load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(f"table: {table.rows} x {table.width}, {table.vectors.nbytes / 2**20:.1f} MiB of rows")
+    for kernel, search in by_kernel.items():
+        layout = "by columns" if search.table.vectors.flags.f_contiguous else "by rows"
+        print(f"  {kernel}: rows stored {layout}; kernel holds "
+              f"{search.kernel.nbytes / 2**20:.1f} MiB beyond them")  # fmt: skip
+    rates, rounds = measure(args, by_kernel, rows)
+    return report(args, rates, rounds, table.vectors.nbytes)
+
+
+def report(args: argparse.Namespace, rates: dict, rounds: dict, table_bytes: int) -> int:  # type: ignore[type-arg]
+    """The table of rates, shares and ratios; 1 when --check fails at some batch size."""
+    bandwidth = rates[("bandwidth", 0)]
+    most = bandwidth / table_bytes
+    print(f"read bandwidth: {bandwidth / 2**30:.1f} GiB/s over {table_bytes / 2**20:.1f} MiB "
+          f"(a pass over the rows at most {most:,.0f} times a second)")  # fmt: skip
+    header = " ".join(f"{kernel + ' q/s':>15}" for kernel in KERNELS)
+    print(f"{'batch':>6} {header} {'sgemm q/s':>11} {'FMA share':>9} {'bw share':>8} "
+          f"{'served/rows':>11} {'served/2 copies':>15}")  # fmt: skip
+    failed = []
     for batch in args.batch:
-        cells = " ".join(f"{rates[kernel, batch]:>20,.0f}" for kernel in KERNELS)
-        old, fa = rates["unit-transposed", batch], rates["faiss", batch]
-        raw = rates["raw", batch]
-        print(f"{batch:>6} {cells} {raw / old:>19.2f}x {raw / fa:>9.2f}x")
+        served, best_other = rates["served", batch], rates["rows", batch]
+        cells = " ".join(f"{rates[kernel, batch]:>15,.0f}" for kernel in KERNELS)
+        fma = served / rates["sgemm", batch]
+        passes = served / batch  # passes over the rows a second, one direction each at batch 1
+        bw = passes * table_bytes / bandwidth if batch == 1 else float("nan")
+        ratio = served / best_other
+        legacy = served / rates["two copies", batch]
+        print(f"{batch:>6} {cells} {rates['sgemm', batch]:>11,.0f} {fma:>8.0%} "
+              f"{bw:>8.0%} {ratio:>10.2f}x {legacy:>14.2f}x")  # fmt: skip
+        if args.check is not None and ratio < args.check:
+            failed.append(batch)
     print("every round (q/s): " + "; ".join(
         f"{k} b{b}: " + "/".join(f"{v:,.0f}" for v in values)
-        for (k, b), values in rounds.items()))  # fmt: skip
+        for (k, b), values in rounds.items() if k in KERNELS))  # fmt: skip
+    if failed:
+        print(f"GUARD FAILED: served below {args.check}x the row-order layout at batch {failed}")
+        return 1
+    if args.check is not None:
+        print(f"guard passed: served at or above {args.check}x the row-order layout everywhere")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,7 +5,7 @@
 numpy madvises its large allocations MADV_HUGEPAGE; on this virtual machine first touching
 huge pages costs several times what 4 KiB pages do (`benchmarks.fresh_memory`), which is why
 the word2vec binary loader writes its rows into a populated private map of 4 KiB pages
-(word2vec_binary.blank_rows). Rows on 2 MiB pages might in turn be scanned faster (fewer TLB
+(tables/layout.blank_columns). Rows on 2 MiB pages might in turn be scanned faster (fewer TLB
 misses). This loads the table once, then each round copies its rows into fresh memory both
 ways (np.empty with numpy's madvise on; the loader's own map), alternating which goes first,
 one copy held at a time, and on each copy times the exact path: single-vector neighbour
@@ -28,8 +28,8 @@ from numpy._core import multiarray
 
 from benchmarks.fresh_memory import thp_setting
 from service.engine.loaders import load_table
-from service.engine.loaders.word2vec_binary import blank_rows
 from service.engine.search.cosine import CosineSearch, NeighborQuery
+from service.engine.tables.layout import blank_columns
 from service.engine.tables.table import EmbeddingTable
 
 WAYS = {"huge pages (numpy's madvise)": True, "4 KiB pages (the loader's map)": False}
@@ -59,7 +59,7 @@ def fresh_rows(shape: tuple[int, int], hugepage: bool) -> np.ndarray:
     if hugepage:
         multiarray._set_madvise_hugepage(True)
         return np.empty(shape, dtype=np.float32)
-    return blank_rows(*shape, populate=True)
+    return blank_columns(*shape, populate=True)
 
 
 def one_round(table: EmbeddingTable, hugepage: bool, seconds: float) -> dict[str, float]:

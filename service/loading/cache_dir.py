@@ -20,7 +20,7 @@ from pathlib import Path
 from service.config import TableSpec
 from service.engine.errors import TableLoadError
 from service.engine.files.reading import confined
-from service.engine.tables.prepared import is_prepared, open_prepared, write_prepared
+from service.engine.tables.prepared import VERSION, is_prepared, open_prepared, write_prepared
 from service.engine.tables.table import EmbeddingTable
 
 # Spec fields that change what a load reads (not how it is served or indexed).
@@ -43,6 +43,8 @@ def check_writable(folder: Path) -> None:
 def entry_of(spec: TableSpec, cache_dir: Path) -> Path:
     """The folder a spec's prepared form lives in."""
     described: dict[str, object] = {name: getattr(spec, name) for name in SOURCE_FIELDS}
+    # A folder written in an older prepared format is another entry (written again on use).
+    described["prepared_version"] = VERSION
     for name in SOURCE_FILES:
         path = getattr(spec, name)
         described[name] = None if path is None else _file_facts(path)

@@ -26,5 +26,5 @@ def test_metrics_name_route_templates_not_files(make_client: AppFactory) -> None
             client.get(f"/explorer/static/{name}")
         metrics = client.get("/metrics").text
     routes = set(re.findall(r'route="([^"]*)"', metrics))
-    assert "/explorer/static/{name}" in routes
+    assert "/explorer/static/{name:path}" in routes
     assert not [route for route in routes if route.endswith(".js")]

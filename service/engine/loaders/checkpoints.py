@@ -21,7 +21,7 @@ import numpy as np
 
 from service.engine.errors import TableLoadError
 from service.engine.files.reading import compression, format_suffix
-from service.engine.tables.checkpoints import CHUNK_ROWS, Checkpoints
+from service.engine.tables.checkpoints import Checkpoints
 from service.engine.tables.table import EmbeddingTable
 
 # The suffixes of table files (after any .gz / .bz2); a directory's other files are skipped.
@@ -105,14 +105,17 @@ def check_alike(first: EmbeddingTable, first_path: Path, table: EmbeddingTable, 
 
 
 def mapped_copy(vectors: np.ndarray, path: Path) -> np.ndarray:
-    """`vectors` as float32 in a private, already unlinked temporary file, memory-mapped."""
+    """`vectors` as float32 stored by columns (as every table's rows: tables/layout.py) in a
+    private, already unlinked temporary file, memory-mapped."""
+    columns = vectors.T  # row j of `columns` is column j of the rows: what the file holds
     try:
         with tempfile.TemporaryFile(prefix="checkpoint-") as handle:
-            for start in range(0, len(vectors), CHUNK_ROWS):
-                chunk = vectors[start : start + CHUNK_ROWS]
-                handle.write(np.ascontiguousarray(chunk, np.float32).tobytes())
+            for column in columns:
+                handle.write(np.ascontiguousarray(column, np.float32).tobytes())
             handle.flush()
             # The mapping outlives the descriptor; the file's space is freed with the mapping.
-            return np.memmap(handle, dtype=np.float32, mode="r", shape=vectors.shape)
+            rows, width = vectors.shape
+            mapped = np.memmap(handle, dtype=np.float32, mode="r", shape=(width, rows))
+            return mapped.T
     except OSError as error:
         raise TableLoadError(path, f"cannot keep a copy to map ({error.strerror})") from None

@@ -24,6 +24,7 @@ from service.engine.files.reading import DECODE_HINT, compression, mapped, open_
 from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.loaders.text import parse_header
 from service.engine.loaders.tokens import check_replaced
+from service.engine.tables.layout import blank_columns
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.vocabulary import Vocabulary, encode
 
@@ -111,7 +112,7 @@ class _Rows:
         try:
             # A mapped file bounds the rows, so its table is populated at once; a stream's
             # header could promise more than ever arrives, so its pages come as rows do.
-            return blank_rows(rows, self.width, populate=size is not None)
+            return blank_columns(rows, self.width, populate=size is not None)
         except (MemoryError, OSError, OverflowError, ValueError):
             raise TableLoadError(
                 self.path, f"header says {self.promised} rows of {self.width}: too large"
@@ -142,12 +143,13 @@ class _Rows:
             strides=(1,),
         )
         first = len(self.tokens)
-        table = self.vectors.view(np.dtype((np.void, self.row_bytes))).reshape(-1)
         # In batches, so the gather's temporary stays small enough for malloc to reuse: a
-        # fresh temporary per window costs page faults as large as the table itself.
+        # fresh temporary per window costs page faults as large as the table itself. Each
+        # batch of rows is then written into the table's columns (tables/layout.py).
         for batch in range(0, len(starts), _GATHER_ROWS):
             chosen = starts[batch : batch + _GATHER_ROWS]
-            table[first + batch : first + batch + len(chosen)] = blocks[chosen]
+            rows = blocks[chosen].view("<f4").reshape(len(chosen), self.width)
+            self.vectors[first + batch : first + batch + len(chosen)] = rows
 
     def _add_tokens(self, pieces: list[bytes], starts: np.ndarray) -> None:
         joined = b" ".join(pieces)  # a token never holds a space: the join splits back exactly
@@ -190,25 +192,6 @@ class _Rows:
         vocabulary = Vocabulary.of_bytes(self.tokens)
         check_replaced(vocabulary, self.changed, self.errors, self.path, lambda row: f"row {row}")
         return EmbeddingTable(vocabulary, self.vectors, source=str(self.path))
-
-
-def blank_rows(rows: int, width: int, populate: bool) -> np.ndarray:
-    """A rows x width float32 array on 4 KiB pages: all mapped at once with `populate`, else
-    taken only as rows are written (a stream that ends early uses little).
-
-    Not np.empty, for what fresh memory costs on a virtual machine (measured on the 2-core
-    development VM, 3.6 GB of rows): numpy madvises large allocations MADV_HUGEPAGE, and
-    copying into huge pages the VM had not backed yet took 22.5 s (1.6-1.7 s once recycled),
-    against 2.0-2.1 s into this map; and one page fault per 4 KiB cost 9.5-11 s against
-    1.7-4.3 s for the kernel populating the whole map in one call. The exact scan over the
-    rows was no slower on 4 KiB pages (`python -m benchmarks.huge_pages`). A private
-    anonymous map is unmapped when the array goes.
-    """
-    if rows == 0:  # a file with room for no row (an empty map is an error)
-        return np.empty((0, width), dtype="<f4")
-    flags = mmap.MAP_PRIVATE | (mmap.MAP_POPULATE if populate else 0)
-    memory = mmap.mmap(-1, rows * width * 4, flags=flags)
-    return np.frombuffer(memory, dtype="<f4").reshape(rows, width)
 
 
 def _drop_leading_newlines(joined: bytes) -> bytes:

@@ -30,6 +30,8 @@ KernelName = Literal["blas", "faiss"]
 # fvec_inner_products_ny over the raw rows, against 3.4 ms for numpy's matrix-vector product
 # and about 10 ms for any matrix product of 2 to 4; BENCHMARKS.md).
 SMALL_BATCH = 3
+# Up to this many directions, rows stored by columns are scored as rows @ directions.T.
+ROWS_FIRST = 12
 # Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
 # slack, output scoring) could otherwise lose a near-tie to float32 rounding.
 RESCORE_MARGIN = 4
@@ -112,6 +114,11 @@ class BlasKernel:
         scales = np.zeros(norms.size, dtype=np.float32)
         scales[reliable] = (2.0**exponent / norms[reliable]).astype(np.float32)
         self.scales = scales
+        # The table's rows are stored by columns (tables/layout.py), or, for a table handed in
+        # already checked in row order, by rows: each has its own fastest products.
+        self.by_columns = (
+            bool(self.vectors.flags.f_contiguous) and not self.vectors.flags.c_contiguous
+        )
         # The dot product (width terms, the direction rounded to float32 too), the scale's
         # rounding and the multiplication by it: (width + 3) roundings of u, doubled for safety.
         self.error = float32_dot_error(width + 3) + UNDERFLOW_SLACK
@@ -125,10 +132,8 @@ class BlasKernel:
         """(batch, stop - start) float32 cosines with rows start..stop (0 for masked rows)."""
         rows = self.vectors[start:stop]
         scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
-        if len(directions) <= SMALL_BATCH:
-            dots = inner_products(np.ascontiguousarray(scaled, dtype=np.float32), rows)
-        else:
-            dots = scaled @ rows.T
+        scaled = np.ascontiguousarray(scaled, dtype=np.float32)
+        dots = by_columns(scaled, rows) if self.by_columns else by_rows(scaled, rows)
         dots *= self.scales[start:stop]
         return dots
 
@@ -240,6 +245,32 @@ def mask(scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
         inside = positions[(positions >= start) & (positions < stop)]
         scores[row, inside - start] = -np.inf
     return scores
+
+
+def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(batch, rows) float32 inner products with rows stored by columns (rows.T is C order).
+
+    One direction: a 1-row matrix product (as fast as FAISS's SIMD pass over rows stored row
+    after row); two or three: a matrix-vector product each over the columns; up to ROWS_FIRST:
+    rows @ directions.T, transposed (BLAS runs a tall product with few columns faster than a
+    short wide one); more: directions @ rows.T, one plain matrix product. The crossings were
+    measured on the default table (benchmarks/kernel_guard.py).
+    """
+    columns = rows.T
+    if len(directions) == 1:
+        return directions @ columns
+    if len(directions) <= SMALL_BATCH:
+        return np.stack([direction @ columns for direction in directions])
+    if len(directions) <= ROWS_FIRST:
+        return np.ascontiguousarray((rows @ directions.T).T)
+    return directions @ columns
+
+
+def by_rows(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """(batch, rows) float32 inner products with rows stored row after row."""
+    if len(directions) <= SMALL_BATCH:
+        return inner_products(directions, rows)
+    return directions @ rows.T
 
 
 def inner_products(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -5,7 +5,8 @@
 A folder holds `table.json` (the manifest: format, version, shape, source, each file's dtype,
 shape and checksum, metadata columns) and:
 
-    vectors.npy        the float32 rows, rows x width, C order (the one copy every search uses)
+    vectors.npy        the float32 rows, rows x width, stored by columns (Fortran order, as the
+                       table holds them: tables/layout.py); the one copy every search uses
     norms.npy          float64 L2 norm of every row
     tokens.bin         the tokens' UTF-8 bytes, back to back
     token_offsets.npy  int64, rows + 1: token i is tokens.bin[offsets[i]:offsets[i + 1]]
@@ -39,6 +40,7 @@ from service.engine.files.writing import (
     staging_folder,
     swap_in,
 )
+from service.engine.tables.layout import as_columns
 from service.engine.tables.stored import (
     MetadataValue,
     NumberColumn,
@@ -54,7 +56,8 @@ from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.vocabulary import Vocabulary
 
 FORMAT = "embedding-service-prepared"
-VERSION = 1
+# 2: rows stored by columns (version 1 stored them row after row).
+VERSION = 2
 MANIFEST = "table.json"
 TOKENIZER = "tokenizer.json"
 # The approximate index a prepared folder may hold, and its sidecar (index_files.py).
@@ -120,7 +123,7 @@ def _write_files(table: EmbeddingTable, folder: Path) -> dict[str, Any]:
     blob = bytes(vocabulary.blob[: len(vocabulary.blob)])
     arrays = {
         # The rows are checked by shape only when opened: a checksum would read them all.
-        "vectors": save_array(folder, "vectors", np.ascontiguousarray(table.vectors), False),
+        "vectors": save_array(folder, "vectors", as_columns(table.vectors), False),
         "norms": save_array(folder, "norms", np.asarray(table.norms64)),
         "token_offsets": save_array(folder, "token_offsets", np.asarray(vocabulary.offsets)),
         "token_slots": save_array(folder, "token_slots", np.asarray(vocabulary.slots)),
@@ -199,6 +202,8 @@ def _open(folder: Path, manifest: dict[str, Any]) -> EmbeddingTable:
     rows, width = manifest["rows"], manifest["width"]
     if vectors.shape != (rows, width):
         raise TableLoadError(folder / MANIFEST, f"says {rows} x {width}, the rows are not")
+    if rows > 1 and width > 1 and not vectors.flags.f_contiguous:
+        raise TableLoadError(folder / "vectors.npy", "rows not stored by columns: prepare again")
     blob = open_bytes(folder, manifest["tokens"])
     vocabulary = Vocabulary(
         blob,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
+from service.engine.tables.layout import BLOCK_ROWS, as_columns, row_norms
 from service.engine.tables.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from service.engine.tables.text import HuggingFaceTokenizer
 
 MetadataValue = int | float | str
-_CHECK_ROWS = 65_536
 
 
 @dataclass(frozen=True, eq=False)
@@ -118,17 +118,6 @@ class EmbeddingTable:
         return {name: column[row] for name, column in self.metadata.items()}
 
 
-def row_norms(vectors: np.ndarray) -> np.ndarray:
-    """float64 L2 norm of every row, _CHECK_ROWS rows at a time (no float64 copy of the table)."""
-    norms = np.empty(len(vectors))
-    for start in range(0, len(vectors), _CHECK_ROWS):
-        chunk = vectors[start : start + _CHECK_ROWS]
-        np.einsum(
-            "ij,ij->i", chunk, chunk, dtype=np.float64, out=norms[start : start + _CHECK_ROWS]
-        )
-    return np.sqrt(norms, out=norms)
-
-
 def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
     array = np.asarray(vectors)
     if array.ndim != 2:
@@ -137,7 +126,7 @@ def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
         raise TableLoadError(source, f"table is empty (shape {array.shape})")
     if not np.issubdtype(array.dtype, np.floating):
         raise TableLoadError(source, f"expected floating-point rows, got dtype {array.dtype}")
-    array = np.ascontiguousarray(array, dtype=np.float32)
+    array = as_columns(array)
     bad_row = _first_non_finite_row(array)
     if bad_row is not None:
         raise TableLoadError(source, f"non-finite value (NaN or infinity) in row {bad_row}")
@@ -146,8 +135,8 @@ def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
 
 def _first_non_finite_row(array: np.ndarray) -> int | None:
     # In blocks: one mask of the whole table would be a quarter of its size again.
-    for start in range(0, len(array), _CHECK_ROWS):
-        finite = np.isfinite(array[start : start + _CHECK_ROWS]).all(axis=1)
+    for start in range(0, len(array), BLOCK_ROWS):
+        finite = np.isfinite(array[start : start + BLOCK_ROWS]).all(axis=1)
         if not finite.all():
             return start + int(np.flatnonzero(~finite)[0])
     return None

@@ -1,0 +1,66 @@
+"""How a table's one float32 copy of its rows is laid out in memory: by columns.
+
+The exhaustive pass scores every row against a batch of directions; BLAS runs that product at
+its best on the table's columns as contiguous rows (Q @ T, T = the rows transposed), and at
+0.44-0.94x of that on the rows themselves (benchmarks/kernel_guard.py measures both layouts in
+one run). So the rows are held in Fortran order: `vectors` is still the (rows, width) array
+and `vectors[i]` still row i, but a row is gathered from `width` places, which costs only the
+few candidates a search rescores and a lookup's rows. A prepared folder stores them this way
+on disk, so it opens memory-mapped with no copy.
+"""
+
+from __future__ import annotations
+
+import mmap
+from typing import Any
+
+import numpy as np
+
+# Rows converted at once: a block's temporaries stay small beside the table itself.
+BLOCK_ROWS = 65_536
+
+
+def blank_columns(rows: int, width: int, populate: bool = True) -> np.ndarray:
+    """A rows x width float32 array in Fortran order on 4 KiB pages: all mapped at once with
+    `populate`, else taken only as they are written (a stream that ends early uses little).
+
+    Not np.empty, for what fresh memory costs on a virtual machine (measured on the 2-core
+    development VM, 3.6 GB of rows): numpy madvises large allocations MADV_HUGEPAGE, and
+    copying into huge pages the VM had not backed yet took 22.5 s (1.6-1.7 s once recycled),
+    against 2.0-2.1 s into this map; and one page fault per 4 KiB cost 9.5-11 s against
+    1.7-4.3 s for the kernel populating the whole map in one call. The exact scan was no slower
+    on 4 KiB pages (`python -m benchmarks.huge_pages`). A private anonymous map is unmapped when
+    the array goes.
+    """
+    if rows == 0 or width == 0:  # an empty map is an error
+        return np.empty((rows, width), dtype="<f4", order="F")
+    flags = mmap.MAP_PRIVATE | (mmap.MAP_POPULATE if populate else 0)
+    memory = mmap.mmap(-1, rows * width * 4, flags=flags)
+    return np.frombuffer(memory, dtype="<f4").reshape(width, rows).T
+
+
+def as_columns(array: Any) -> np.ndarray:
+    """`array` as float32 rows in Fortran order: itself when it already is one in memory, else
+    a copy made BLOCK_ROWS rows at a time (so a wider or memory-mapped source never has a
+    second full copy, and a table never holds a view of a source file that may change)."""
+    in_memory = not isinstance(array, np.memmap)
+    if in_memory and array.dtype == np.float32 and array.flags.f_contiguous:
+        return np.asarray(array)
+    rows, width = array.shape
+    columns = blank_columns(rows, width)
+    for start in range(0, rows, BLOCK_ROWS):
+        columns[start : start + BLOCK_ROWS] = array[start : start + BLOCK_ROWS]
+    return columns
+
+
+def row_norms(vectors: np.ndarray) -> np.ndarray:
+    """float64 L2 norm of every row, BLOCK_ROWS rows at a time (no float64 copy of the table).
+
+    Each block is made row-contiguous first, so a norm is summed in the same order whatever
+    the table's layout: the same rows give the same norms to the last bit.
+    """
+    norms = np.empty(len(vectors))
+    for start in range(0, len(vectors), BLOCK_ROWS):
+        block = np.ascontiguousarray(vectors[start : start + BLOCK_ROWS])
+        np.einsum("ij,ij->i", block, block, dtype=np.float64, out=norms[start : start + BLOCK_ROWS])
+    return np.sqrt(norms, out=norms)
