@@ -2,7 +2,7 @@
 
 It stored a second, unit-normalised float32 copy of the rows, transposed, so that a batch was
 one plain matrix product (directions @ rows^T without a transposed operand). The service now
-scores the table's own raw rows and divides by their norms (service/engine/kernels.py
+scores the table's own raw rows and divides by their norms (service/engine/search/kernels.py
 BlasKernel); benchmarks/engine_throughput.py runs both side by side.
 """
 

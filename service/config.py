@@ -97,7 +97,7 @@ class TableSpec(BaseModel):
     )
     index_path: Path | None = Field(
         None,
-        description="A saved index (embedding-service index build --out FILE): read "
+        description="A saved index (.venv/bin/embedding-service index build --out FILE): read "
         "memory-mapped and checked against the table; when the file does not exist yet, the "
         "index is built in the background and saved there.",
     )
@@ -179,7 +179,7 @@ class Settings(BaseSettings):
     event_loop: Literal["asyncio", "uvloop"] = Field(
         "asyncio",
         description="The event loop. asyncio: the standard selector loop, accepting at most 16 "
-        "connections a turn (service/event_loop.py). uvloop accepts one connection per poll "
+        "connections a turn (service/server/event_loop.py). uvloop accepts one connection per poll "
         "event, so under a flood a client opening a new connection (a health probe) waited "
         "seconds to be accepted (BENCHMARKS.md). Throughput measured the same within noise.",
     )
@@ -265,7 +265,8 @@ class Settings(BaseSettings):
     direct_queries: bool = Field(
         True,
         description="Answer valid table queries without FastAPI's routing and dependency "
-        "solving (service/api/direct.py): same validation, answers and errors, less Python "
+        "solving (service/api/middleware/fast_path.py, the same door as the routes): same "
+        "validation, answers and errors, less Python "
         "per request on the event loop. Off: every query goes through the FastAPI routes; "
         "the A/B of BENCHMARKS.md.",
     )
@@ -445,7 +446,8 @@ class Settings(BaseSettings):
         description="Open connections at most. Past it, a new connection closes the one that has "
         "waited longest for a request head (or is closed itself when every connection has a "
         "request in progress), so probes keep answering however many idle or half-open "
-        "connections a client opens. Default: the open-file limit less 128.",
+        "connections a client opens. Default: the open-file limit less the descriptors open at "
+        "start and 128 more (at least 16; 65,536 without a limit).",
     )
     send_timeout_seconds: float = Field(
         10.0,

@@ -1,7 +1,7 @@
 """The /diagnostics and /evaluate answers as plain dicts, from the engine's results.
 
 The command line prints the same dicts (`embedding-service diagnose` / `evaluate`), so the
-shapes here are the response models of service/schemas_diagnostics.py.
+shapes here are the response models of service/schemas/diagnostics.py.
 """
 
 from __future__ import annotations
