@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
@@ -150,6 +150,12 @@ class TableSpec(BaseModel):
         if (self.path is None) == (self.checkpoints is None):
             raise ValueError("give exactly one of path and checkpoints")
         return self
+
+
+def source_of(spec: TableSpec) -> str:
+    """Where a spec's table comes from, for a message."""
+    source = spec.path if spec.path is not None else spec.checkpoints
+    return str(source)
 
 
 def default_table() -> TableSpec:
@@ -549,6 +555,18 @@ class Settings(BaseSettings):
             )
         return self
 
+    @model_validator(mode="after")
+    def _one_table_per_name(self) -> Self:
+        seen: dict[str, TableSpec] = {}
+        for spec in self.tables:
+            if spec.name in seen:
+                raise ValueError(
+                    f"two tables are named {spec.name!r} ({source_of(seen[spec.name])} and "
+                    f"{source_of(spec)}): give each table its own name"
+                )
+            seen[spec.name] = spec
+        return self
+
     def served_tables(self) -> list[TableSpec]:
         """The configured tables, or the default table when none is configured."""
         return list(self.tables) or [default_table()]
@@ -564,7 +582,8 @@ def _config_file_sources(settings_cls: type[BaseSettings]) -> list[PydanticBaseS
     if not path:
         return []
     if not Path(path).is_file():
-        raise FileNotFoundError(f"config file {path} ({CONFIG_FILE_VARIABLE}) does not exist")
+        given = "--config" if flag is not None else CONFIG_FILE_VARIABLE
+        raise FileNotFoundError(f"config file {path} (given as {given}) does not exist")
     if path.endswith(".json"):
         return [JsonConfigSettingsSource(settings_cls, json_file=path)]
     return [TomlConfigSettingsSource(settings_cls, toml_file=path)]

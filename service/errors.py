@@ -120,6 +120,17 @@ class TableExists(ServiceError):
         super().__init__(f"a table named {name!r} is already served; reload it", table=name)
 
 
+class AdminOff(ServiceError):
+    """The admin routes are not mounted: no admin key is configured."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the admin routes are off: they are on when an admin key is configured "
+            "(admin_key or admin_key_file) with admin_tables_dir, the only folder tables may be "
+            "added from (docs/settings.md)"
+        )
+
+
 class NotReady(ServiceError):
     """The process is not ready to serve (tables loading, or shutting down)."""
 
@@ -194,6 +205,7 @@ STATUS_BY_ERROR: dict[type[EngineError], int] = {
     InvalidRequest: 422,
     NotReady: 503,
     InternalError: 500,
+    AdminOff: 404,
     # 429, not 503: shedding load is the service working as designed, and callers retry it.
     Overloaded: 429,
 }

@@ -77,6 +77,7 @@ TABLE_SUSPECT_ROWS = Gauge(
     ["table"],
 )
 
+INDEX_KINDS = ("exact", "hnsw", "ivf", "ivfpq")
 INDEX_RECALL = Gauge(
     f"{PREFIX}_index_recall_at_10",
     "Recall@10 of each table's approximate index against the exact path, measured on held-out "
@@ -114,7 +115,7 @@ def record_index(name: str, indexing: Indexing) -> None:
     """Publish a table's index: its recall, memory and build progress."""
     facts = indexing.facts()
     kind = facts["kind"]
-    for other in ("exact", "hnsw", "ivf", "ivfpq"):  # a reload may change the kind
+    for other in INDEX_KINDS:  # a reload may change the kind
         if other != kind:
             for gauge in (INDEX_RECALL, INDEX_BYTES):
                 with suppress(KeyError):
@@ -125,6 +126,17 @@ def record_index(name: str, indexing: Indexing) -> None:
         INDEX_RECALL.labels(name, kind).set(facts["recall_at_10"])
     INDEX_BYTES.labels(name, kind).set(facts["bytes"] or 0)
     INDEX_BUILD_PROGRESS.labels(name).set(facts.get("progress", 1.0 if facts["bytes"] else 0.0))
+
+
+def forget_table(name: str) -> None:
+    """Drop every series of a table that is no longer served."""
+    for gauge in (TABLE_ROWS, TABLE_WIDTH, TABLE_BYTES, TABLE_SUSPECT_ROWS, INDEX_BUILD_PROGRESS):
+        with suppress(KeyError):
+            gauge.remove(name)
+    for kind in INDEX_KINDS:
+        for gauge in (INDEX_RECALL, INDEX_BYTES):
+            with suppress(KeyError):
+                gauge.remove(name, kind)
 
 
 def record_suspects(name: str, suspects: int) -> None:

@@ -106,8 +106,7 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
     for module in QUERY_ROUTES:
         app.include_router(module.router, responses=QUERY_ERRORS)
-    if keys.admin:
-        app.include_router(routes_admin.router)
+    app.include_router(routes_admin.router if keys.admin else routes_admin.off)
 
 
 def route_templates(app: FastAPI) -> list[str]:

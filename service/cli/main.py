@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from service.cli import answers, tables, train_demo
 from service.cli.options import add_path, add_table, parse_table_flag
 from service.engine.errors import EngineError
+from service.errors import invalid_request
 from service.schemas.diagnostics import BUILTIN_SETS
 
 PROGRAM = "embedding-service"
@@ -163,8 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (answers.Refused, train_demo.MissingExtra) as error:
         return _fail(str(error))
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        return _fail(f"invalid settings: {problems}")
+        problems = [dict(problem) for problem in error.errors(include_url=False)]
+        return _fail(f"invalid settings: {invalid_request(problems).message}")
     except (FileNotFoundError, ValueError) as error:
         return _fail(str(error))
 

@@ -23,10 +23,10 @@ class EngineError(Exception):
 class UnknownToken(EngineError):
     """One or more tokens are not in the table; every one of them is named."""
 
-    def __init__(self, tokens: Sequence[str], table: str = "") -> None:
+    def __init__(self, tokens: Sequence[str], table: str = "", hint: str = "") -> None:
         names = ", ".join(repr(token) for token in tokens)
         where = f" in table {table!r}" if table else ""
-        super().__init__(f"unknown token(s){where}: {names}", tokens=list(tokens))
+        super().__init__(f"unknown token(s){where}: {names}{hint}", tokens=list(tokens))
 
 
 class UnknownId(EngineError):

@@ -71,6 +71,16 @@ class Registry:
             if name in self._pending:
                 self._pending[name] = state
 
+    def remove(self, name: str) -> ServedTable:
+        """Stop serving table `name` (UnknownTable if none is served so); requests already
+        answering from it finish on it."""
+        with self._lock:
+            served = self._tables.pop(name, None)
+            self._pending.pop(name, None)
+        if served is None:
+            raise UnknownTable(name, self.names())
+        return served
+
     def drain(self) -> None:
         """Report unready from now on: the process is shutting down."""
         self._draining = True

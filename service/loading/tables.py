@@ -197,6 +197,16 @@ class TableLoader:
             self.added.add(spec.name)
             return served
 
+    def remove(self, name: str) -> ServedTable:
+        """Stop serving table `name`; a reload will not bring it back."""
+        with self._one_at_a_time:
+            served = self.registry.remove(name)
+            self.specs.pop(name, None)
+            self.added.discard(name)
+        metrics.forget_table(name)
+        LOGGER.info("table %r removed", name)
+        return served
+
     def reload_all(self) -> list[EngineError]:
         """Reload every table (on SIGHUP); the errors of those that failed, each logged."""
         failures = []

@@ -7,11 +7,18 @@ Every token and text of a request is resolved in one pass, so a 404 names all un
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from service.engine.errors import EmptyText, InvalidVector, SeveralPieces, UnknownToken
+from service.engine.errors import (
+    EmptyText,
+    EngineError,
+    InvalidVector,
+    SeveralPieces,
+    UnknownToken,
+)
 from service.engine.search.approximate import check_options
 from service.engine.search.queries import (
     DEFAULT_SEARCH,
@@ -53,7 +60,8 @@ class Resolver:
             except UnknownToken as error:  # a word table's unknown words, named with the rest
                 unknown.extend(error.details["tokens"])
         if unknown:
-            raise UnknownToken(list(dict.fromkeys(unknown)), self.served.name)
+            unknown = list(dict.fromkeys(unknown))
+            raise UnknownToken(unknown, self.served.name, hint_for(self.served, unknown))
         return self
 
     def _look_up(self, tokens: Iterable[str]) -> list[str]:
@@ -205,6 +213,36 @@ class Resolver:
                 vector=self.raw_vector(key), weight=term.weight, unit=True, what=_mean_of(key)
             )
         return Term(vector=vector_of(term.vector, term.vector_b64), weight=term.weight)
+
+
+# Unknown tokens looked at for a hint, at most: a hint costs a lookup and maybe a split each.
+HINTED = 8
+
+
+def hint_for(served: ServedTable, tokens: list[str]) -> str:
+    """What would find the first unknown token that something would find: the text form (a
+    tokenizer that lower-cases reads 'King' as 'king'), or the table's case fallback."""
+    for token in tokens[:HINTED]:
+        text = json.dumps({"text": token}, ensure_ascii=False)
+        if _one_piece(served, token):
+            return f" (send {text}: the table's tokenizer reads it as one row)"
+        found = None if served.case_insensitive else served.table.find(token, True)
+        if found is not None:
+            other = served.table.tokens[found]
+            return (
+                f" ({token!r} is {other!r} in another case: serve the table with "
+                "case_insensitive = true to fall back to it)"
+            )
+    return ""
+
+
+def _one_piece(served: ServedTable, token: str) -> bool:
+    if served.table.tokenizer is None or len(token) > 64:
+        return False
+    try:
+        return len(served.text.split(token).ids) == 1
+    except EngineError:
+        return False
 
 
 async def resolved(

@@ -128,7 +128,7 @@ def test_per_query_options_are_checked_against_the_index() -> None:
 @pytest.mark.parametrize(
     ("parameters", "problem"),
     [
-        (IndexParameters(kind="ivf", nlist=ROWS + 1), "nlist 6001 must be in [1, rows = 6000]"),
+        (IndexParameters(kind="ivf", nlist=ROWS + 1), "nlist 6001 lists need at least as many"),
         (IndexParameters(kind="hnsw", ef_search=2000), "ef_search 2000 must be in [1, 1024]"),
         (IndexParameters(kind="ivfpq", pq_m=5), "pq_m 5 must divide the width 24"),
     ],

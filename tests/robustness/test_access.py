@@ -26,7 +26,9 @@ def bearer(key: str) -> dict[str, str]:
 def test_without_keys_everything_is_open_and_admin_does_not_exist(make_client: AppFactory) -> None:
     with make_client() as client:
         assert client.post(NEIGHBORS, json=QUERY).status_code == 200
-        assert_envelope(client.post("/v1/admin/tables/small/reload"), 404, "NotFound")
+        assert_envelope(
+            client.post("/v1/admin/tables/small/reload"), 404, "AdminOff"
+        )  # and says why (issue 19)
         assert "/v1/admin/tables" not in client.get("/openapi.json").json()["paths"]
 
 

@@ -1,6 +1,7 @@
-"""Admin routes: reload a served table or add a new one, while every table keeps serving.
+"""Admin routes: reload, add or remove a table while every other table keeps serving.
 
-Mounted only when an admin key is configured; the access middleware demands that key.
+Mounted only when an admin key is configured; the access middleware demands that key. Without
+one, `off` answers every admin path with a 404 that says so and which settings turn them on.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from service.api.deps import require_json
 from service.api.errors import error_responses
 from service.api.routes.tables import describe
 from service.config import TableSpec
+from service.errors import AdminOff
 from service.loading.tables import TableLoader
 from service.schemas.tables import TableInfo
 
@@ -48,3 +50,18 @@ async def reload_table(table: str, loader: LoaderDep) -> TableInfo:
 async def add_table(spec: TableSpec, loader: LoaderDep) -> TableInfo:
     """Load a new table from its files and start serving it under its name."""
     return describe(await run_in_threadpool(loader.add, spec))
+
+
+@router.delete("/tables/{table}")
+async def remove_table(table: str, loader: LoaderDep) -> TableInfo:
+    """Stop serving a table: its facts as it was; requests answering from it finish on it."""
+    return describe(await run_in_threadpool(loader.remove, table))
+
+
+off = APIRouter(prefix="/v1/admin", include_in_schema=False)
+
+
+@off.api_route("/{path:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH"])
+async def admin_off(path: str) -> None:
+    """Every admin path while no admin key is configured."""
+    raise AdminOff()

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from service.engine.search.approximate import ApproximateIndex
+from service.engine.search.approximate import RECALL_ROWS, ApproximateIndex, held_out_count
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import NeighborQuery, SearchOptions
 from service.engine.tables.rows import RowStore
 
-RECALL_QUERIES = 200
+RECALL_QUERIES = RECALL_ROWS
 RECALL_K = 10
 RECALL_SEED = 0
 
@@ -44,10 +44,11 @@ class Recall:
 def held_out_rows(
     store: RowStore, count: int = RECALL_QUERIES, seed: int = RECALL_SEED
 ) -> np.ndarray:
-    """A seeded sample of rows with a direction, sorted."""
+    """A seeded sample of rows with a direction, sorted: at most a tenth of them, so the rest
+    can train an index (a 50-row table held all 50 out, and IVF had none to train on)."""
     rng = np.random.default_rng(seed)
-    chosen = rng.choice(store.indexed, size=min(count, store.indexed.size), replace=False)
-    return np.sort(chosen)
+    size = held_out_count(store.indexed.size, count)
+    return np.sort(rng.choice(store.indexed, size=size, replace=False))
 
 
 def queries_of(

@@ -54,6 +54,16 @@ def _is_checkpoint(path: Path) -> bool:
     return suffix in TABLE_SUFFIXES and not vocabulary
 
 
+def checkpoint_hint(folder: Path) -> str:
+    """What to say of a directory that is not a model folder but holds a checkpoint set's files
+    ('' when it does not look like one)."""
+    found = [p for p in folder.iterdir() if _is_checkpoint(p)]
+    if not found and not (folder / "training.json").is_file():
+        return ""
+    what = f"{len(found)} table files" if found else "a training.json"
+    return f"; it holds {what}: a checkpoint set is served with checkpoints=true"
+
+
 def natural_key(path: Path) -> list[int | str]:
     """A sort key that orders the numbers inside names by value."""
     parts = re.split(r"(\d+)", path.name)

@@ -75,7 +75,8 @@ def detect_format(path: Path) -> str:
     raise TableLoadError(
         path,
         f"unknown format: extension {suffix or '(none)'!r} is not one of {known}; "
-        f"pass format= one of {', '.join(FORMATS)}",
+        f"name its format ('format' in a table spec, --format on the command line): one of "
+        f"{', '.join(FORMATS)}",
     )
 
 

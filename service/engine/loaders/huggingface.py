@@ -17,6 +17,7 @@ from service.engine.files.reading import (
     read_lines,
     require_file,
 )
+from service.engine.loaders.checkpoints import checkpoint_hint
 from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import HuggingFaceTokenizer
@@ -63,7 +64,10 @@ def _weights_file(path: Path, tensor: str) -> Path:
         return path / "model.safetensors"
     index = path / "model.safetensors.index.json"
     if not index.is_file():
-        raise TableLoadError(path, "no model.safetensors or model.safetensors.index.json here")
+        hint = checkpoint_hint(path)
+        raise TableLoadError(
+            path, f"no model.safetensors or model.safetensors.index.json here{hint}"
+        )
     weight_map = read_json(index).get("weight_map")
     if not isinstance(weight_map, dict):
         raise TableLoadError(index, "no 'weight_map' object in the index")

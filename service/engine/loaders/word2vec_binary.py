@@ -202,7 +202,17 @@ def _drop_leading_newlines(joined: bytes) -> bytes:
     return (_TOKEN_NEWLINES.sub(b" ", spaced) if b" \n" in spaced else spaced)[1:]
 
 
+# A fastText model binary (.bin from fasttext's save_model) starts with this int32.
+FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
+
+
 def _parse_header(line: bytes, path: Path) -> tuple[int, int]:
+    if line.startswith(FASTTEXT_MAGIC):
+        raise TableLoadError(
+            path,
+            "is a fastText model binary, not word2vec: serve the .vec file fastText writes "
+            "beside it (format fasttext), which holds the same word vectors",
+        )
     header = parse_header(line.decode("ascii", "replace")) if line.endswith(b"\n") else None
     if header is None:
         # Never quote the line: the path may point at a file that is not a table at all.

@@ -39,6 +39,8 @@ PQ_OVERSAMPLE = 4
 READ_FLAGS = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY
 
 Progress = Callable[[int, int], None]
+# Rows measured for recall@10 when an index is built (indexes/recall.py holds them out).
+RECALL_ROWS = 200
 
 
 @dataclass(frozen=True)
@@ -82,12 +84,23 @@ class IndexParameters:
         if self.kind == "hnsw" and not 1 <= self.ef_search <= self.max_ef_search:
             problems.append(f"ef_search {self.ef_search} must be in [1, {self.max_ef_search}]")
         if self.kind != "hnsw":
-            if not 1 <= self.nlist <= rows:
-                problems.append(f"nlist {self.nlist} must be in [1, rows = {rows}]")
+            trainable = rows - held_out_count(rows, RECALL_ROWS)
+            if not 1 <= self.nlist <= trainable:
+                problems.append(
+                    f"nlist {self.nlist} lists need at least as many rows to train on, and "
+                    f"{trainable} of the {rows} rows can train (the rest measure recall): give "
+                    f"nlist {max(1, trainable)} or less, or index hnsw, or no index (the exact "
+                    "search is fast at this size)"
+                )
             if not 1 <= self.nprobe <= min(self.max_nprobe, self.nlist):
                 problems.append(f"nprobe {self.nprobe} must be in [1, {self.max_nprobe}]")
         if self.kind == "ivfpq" and width % self.pq_m:
             problems.append(f"pq_m {self.pq_m} must divide the width {width}")
+        if self.kind == "ivfpq" and rows - held_out_count(rows, RECALL_ROWS) < 2**self.pq_bits:
+            problems.append(
+                f"pq_bits {self.pq_bits} codes need {2**self.pq_bits} rows to train, the table "
+                f"has {rows}: give a smaller pq_bits, or index ivf or hnsw"
+            )
         if problems:
             raise TableLoadError(where, f"index {self.kind}: " + "; ".join(problems))
 
@@ -100,6 +113,11 @@ class IndexParameters:
             "ivfpq": ("nlist", "nprobe", "max_nprobe", "pq_m", "pq_bits"),
         }[self.kind]
         return {"kind": self.kind, **{key: getattr(self, key) for key in keys}}
+
+
+def held_out_count(rows: int, wanted: int) -> int:
+    """Rows (of `rows` with a direction) held out of training to measure recall on."""
+    return min(wanted, rows // 10) if rows >= 10 else min(wanted, max(0, rows - 1))
 
 
 def default_nlist(rows: int) -> int:
