@@ -77,6 +77,10 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         version="0.1.0",
         summary="Lookups, cosine neighbours, analogies, similarity and output scoring over HTTP.",
         lifespan=lifespan,
+        # /docs is the package's own Swagger UI (api/routes/explorer.py): FastAPI's loads its
+        # scripts and styles from a CDN, a blank page offline. No ReDoc: it would too.
+        docs_url=None,
+        redoc_url=None,
         telemetry=TelemetryConfig(
             tracing=settings.opentelemetry,
             metrics=settings.opentelemetry,

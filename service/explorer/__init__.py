@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 STATIC = Path(__file__).parent / "static"
-PAGE_PATHS = frozenset({"/", "/explorer", "/explorer/training"})
+PAGE_PATHS = frozenset({"/", "/explorer", "/explorer/training", "/docs"})
 STATIC_PREFIX = "/explorer/static/"
 # Explicit, so a host's mime.types cannot serve an ES module with a type browsers refuse.
 MEDIA_TYPES = {

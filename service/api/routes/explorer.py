@@ -38,6 +38,12 @@ async def training(request: Request) -> Response:
     return serve(ASSETS["training.html"], request)
 
 
+@router.get("/docs")
+async def docs(request: Request) -> Response:
+    """The API documentation (Swagger UI from the package, not a CDN) over /openapi.json."""
+    return serve(ASSETS["api-docs.html"], request)
+
+
 @router.get(STATIC_PREFIX + "{name:path}")
 async def static(name: str, request: Request) -> Response:
     """One of the page's CSS or JavaScript files (vendor/ holds the vendored libraries)."""

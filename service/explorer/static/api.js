@@ -89,6 +89,11 @@ async function parse(response) {
   throw new ApiError(response.status, error.type, error.message, error);
 }
 
+/** The API key this tab holds, or null. */
+export function apiKey() {
+  return sessionStorage.getItem(KEY_ITEM);
+}
+
 /** The service's root URL (for links such as /docs). */
 export function rootUrl(path = "") {
   return new URL(path, ROOT).href;
