@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.big_tables_http import child_pids
 from benchmarks.server import free_port, start_server
-from tests.integration.test_cli import call, run_cli
+from tests.integration.test_cli import call, errors_of, run_cli
 from tests.server.test_starting import probe
 
 pytestmark = pytest.mark.slow
@@ -84,7 +84,7 @@ def test_a_corrupt_prepared_table_stops_start_up_with_one_line(
         result = run_cli("serve", "--port", str(free_port()), "--table", f"big={broken}",
                          "--workers", workers)  # fmt: skip
         assert result.returncode == 2, result.stderr
-        lines = result.stderr.strip().splitlines()
+        lines = errors_of(result.stderr)
         assert len(lines) == 1 and str(tokens) in lines[0] and "checksum" in lines[0], lines
 
 

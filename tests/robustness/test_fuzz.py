@@ -81,6 +81,7 @@ OPERATIONS = [
     ("GET", "/metrics"),
     ("GET", "/v1/tables"),
     ("GET", "/v1/tables/{table}"),
+    ("GET", "/v1/limits"),
     ("POST", "/v1/tables/{table}/lookup"),
     ("POST", "/v1/tables/{table}/neighbors"),
     ("POST", "/v1/tables/{table}/analogy"),
@@ -95,6 +96,7 @@ OPERATIONS = [
     ("POST", "/v1/tables/{table}/drift"),
     ("POST", "/v1/admin/tables/{table}/reload"),
     ("POST", "/v1/admin/tables"),
+    ("DELETE", "/v1/admin/tables/{table}"),
 ]
 # Operations with a body, so that invalid requests can be made for them (the table name in a
 # path is any string: there is no invalid one to make).
