@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -45,7 +46,7 @@ class Operation:
     # tag first in an error's location, where a client would not look for it.
     tags: frozenset[str] = frozenset()
 
-    @property
+    @cached_property
     def route(self) -> Route:
         """The operation's route template, for requests answered without FastAPI's router."""
         return Route(f"/v1/tables/{{table}}/{self.name}")

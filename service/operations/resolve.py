@@ -65,16 +65,18 @@ class Resolver:
         return self
 
     def _look_up(self, tokens: Iterable[str]) -> list[str]:
-        table = self.served.table
+        vocabulary = self.served.table.vocabulary
         unknown = []
         for token in dict.fromkeys(tokens):
-            row = table.find(token, self.served.case_insensitive)
+            row = vocabulary.find(token)
+            if row is None and self.served.case_insensitive:
+                row = vocabulary.find_folded(token)
+                if row is not None and vocabulary[row] != token:
+                    self.matched[token] = vocabulary[row]
             if row is None:
                 unknown.append(token)
                 continue
             self.rows[token] = row
-            if table.tokens[row] != token:
-                self.matched[token] = table.tokens[row]
         return unknown
 
     def _split(self, text: str, pieces: str) -> list[int]:

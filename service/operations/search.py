@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from service.engine.search.cosine import Plan
-from service.engine.search.grouped import SearchItem
+from service.engine.search.cosine import Plan, SearchItem
 from service.operations.context import Context
 from service.operations.resolve import Resolver, TextName, texts_of, tokens_of
 from service.operations.serialize import Matched, neighbors_json

@@ -18,7 +18,7 @@ from service.engine.analysis import drift as moves
 from service.engine.analysis.diagnostics import count_column
 from service.engine.analysis.trajectory import Summary, follow
 from service.engine.errors import InvalidQuery
-from service.engine.search.grouped import SearchItem
+from service.engine.search.cosine import SearchItem
 from service.engine.search.queries import Neighbors
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable

@@ -24,15 +24,11 @@ class ResultCache:
 
     def __init__(self, max_bytes: int, max_answer_bytes: int) -> None:
         self.max_bytes = max_bytes
+        self.enabled = max_bytes > 0  # whether anything is ever stored
         self.max_answer_bytes = max_answer_bytes
         self.bytes = 0
         self._entries: OrderedDict[bytes, bytes] = OrderedDict()
         self._counters: dict[tuple[str, str], Any] = {}
-
-    @property
-    def enabled(self) -> bool:
-        """Whether anything is ever stored."""
-        return self.max_bytes > 0
 
     def get(self, operation: str, key: bytes) -> bytes | None:
         """The stored answer for `key`, counted as a hit or a miss."""

@@ -27,6 +27,8 @@ OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 SCHEME = "bearer"
 METRICS_PATH = "/metrics"
 ADMIN_PREFIX = "/v1/admin"
+# Queries: never a page, never open when keys are configured (checked first: the hot path).
+TABLES_PREFIX = "/v1/tables/"
 
 
 LOGGER = logging.getLogger("service.access")
@@ -140,7 +142,7 @@ class AccessMiddleware:
 
     def required_keys(self, path: str, admin: bool) -> tuple[bytes, ...]:
         """The keys that open `path`; empty when it is open."""
-        if path in OPEN_PATHS or is_page_path(path):
+        if not path.startswith(TABLES_PREFIX) and (path in OPEN_PATHS or is_page_path(path)):
             return ()
         if path == METRICS_PATH and not self.metrics_require_key:
             return ()

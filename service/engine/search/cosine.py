@@ -17,8 +17,9 @@ of any size.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -44,6 +45,8 @@ __all__ = ["AnalogyMethod", "AnalogyQuery", "CosineSearch", "NeighborQuery", "Ne
 
 KernelName = KernelName
 Plan = NeighborQuery | CosmulQuery
+Query = TypeVar("Query")
+Result = TypeVar("Result")
 # With an approximate index, a `restrict` of at most this many rows is searched exhaustively:
 # a pass over them is cheap, and an index filtered to a few rows finds few of them.
 EXACT_RESTRICT_ROWS = 100_000
@@ -270,3 +273,39 @@ def _empty() -> Neighbors:
 def _rows_only_add(query: AnalogyQuery) -> bool:
     terms = query.positive + query.negative
     return query.method == "add" and bool(terms) and all(t.vector is None for t in terms)
+
+
+class SearchItem(NamedTuple):
+    """A planned query, the search that answers it, and its work: the directions it scores
+    against every row (a neighbour or 3CosAdd query one, a 3CosMul query one per term),
+    counted once when the item is made (the request's limit and the batcher both read it)."""
+
+    search: CosineSearch
+    plan: Plan
+    cost: int
+
+    @classmethod
+    def of(cls, search: CosineSearch, plan: Plan) -> SearchItem:
+        """The item of `plan` on `search`."""
+        return cls(search, plan, directions(plan))
+
+
+def search_items(items: Sequence[SearchItem]) -> list[Neighbors]:
+    """Items that may belong to different tables (a batcher's batch): one pass per table."""
+    return per_search([(item.search, item.plan) for item in items], CosineSearch.search)
+
+
+def per_search(
+    items: Sequence[tuple[CosineSearch, Query]],
+    run: Callable[[CosineSearch, list[Query]], list[Result]],
+) -> list[Result]:
+    """`run` once per search over its items, the results back in the items' order."""
+    groups: dict[int, list[int]] = {}
+    for i, (search, _) in enumerate(items):
+        groups.setdefault(id(search), []).append(i)
+    results: list[Result | None] = [None] * len(items)
+    for members in groups.values():
+        search = items[members[0]][0]
+        for i, result in zip(members, run(search, [items[i][1] for i in members]), strict=True):
+            results[i] = result
+    return [result for result in results if result is not None]

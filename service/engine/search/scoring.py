@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.errors import InvalidQuery
-from service.engine.search.cosine import CosineSearch
+from service.engine.search.cosine import CosineSearch, per_search
 from service.engine.search.kernels import RESCORE_MARGIN, SCORES_BUDGET, float32_dot_error
 from service.engine.search.queries import ScoreQuery, Scores
 from service.engine.search.topk import candidate_rows
@@ -135,3 +135,8 @@ def _with_target(query: ScoreQuery, logits: np.ndarray, scores: Scores, exact: f
         target_logit=exact,
         target_probability=probability,
     )
+
+
+def score_items(items: Sequence[tuple[CosineSearch, ScoreQuery]]) -> list[Scores]:
+    """Planned scoring queries that may belong to different tables: one product per table."""
+    return per_search(items, score)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,7 +28,7 @@ class EmbeddingTable:
     `checked=True` and its stored float64 norms, so opening never passes over its rows.
     """
 
-    # Given as any sequence; held as a Vocabulary (the `vocabulary` property).
+    # Given as any sequence; held as a Vocabulary (also as `vocabulary`, typed as one).
     tokens: Sequence[str]
     vectors: np.ndarray
     metadata: Mapping[str, Sequence[MetadataValue]] = field(default_factory=dict)
@@ -39,30 +39,24 @@ class EmbeddingTable:
     checked: bool = field(default=False, repr=False)
     # The earlier versions of these rows, when the table is the last of a checkpoint set.
     checkpoints: Checkpoints | None = field(default=None, repr=False)
+    # Set from the above: plain attributes, not properties, as every query reads them.
+    vocabulary: Vocabulary = field(init=False, repr=False, compare=False)
+    rows: int = field(init=False, repr=False, compare=False)
+    width: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tokens", Vocabulary.of(self.tokens))
+        vocabulary = Vocabulary.of(self.tokens)
+        object.__setattr__(self, "tokens", vocabulary)
+        object.__setattr__(self, "vocabulary", vocabulary)
         if not self.checked:
             object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
+        object.__setattr__(self, "rows", int(self.vectors.shape[0]))
+        object.__setattr__(self, "width", int(self.vectors.shape[1]))
+        if not self.checked:
             _check_tokens(self.vocabulary, self.rows, self.source)
         _check_metadata(self.metadata, self.rows, self.source)
         if self.checkpoints is not None:
             _check_checkpoints(self.checkpoints, self.vectors.shape, self.source)
-
-    @property
-    def vocabulary(self) -> Vocabulary:
-        """The tokens as a Vocabulary: compact arrays with exact and case-folded lookups."""
-        return cast(Vocabulary, self.tokens)
-
-    @property
-    def rows(self) -> int:
-        """Number of rows (vocabulary size)."""
-        return int(self.vectors.shape[0])
-
-    @property
-    def width(self) -> int:
-        """Number of components per row."""
-        return int(self.vectors.shape[1])
 
     @property
     def parameters(self) -> int:
