@@ -20,7 +20,9 @@ The limits, measured in the same run: one direction is a pass over the rows, bou
 machine's read bandwidth (a sum over an array of the table's size); a batch is a matrix
 product, bounded by the FMA throughput of one core (a plain sgemm of the same shape, Q @ T).
 Their shares are printed. With --check R the script exits 1 when the served search is below R
-times the best single-copy layout at any batch size (CI runs it short: tests/integration).
+times the best other layout at any batch size: the rows stored by rows, or by columns with the
+kernel of two rounds ago (the layout the served copy must be as fast on). CI runs it short
+(tests/integration/test_kernel_guard.py), a ratio in one run, never an absolute time.
 """
 
 from __future__ import annotations
@@ -149,7 +151,7 @@ def main() -> int:
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 4, 8, 16, 32, 64, 128, 256])
     parser.add_argument("--rounds", type=int, default=3, help="rounds, alternating the order")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (served: 1)")
-    parser.add_argument("--check", type=float, help="exit 1 if served < CHECK x the best layout")
+    parser.add_argument("--check", type=float, help="exit 1 if served < CHECK x the best other")
     args = parser.parse_args()
     from service.engine.threads import limit_compute_threads
 
@@ -177,28 +179,28 @@ def report(args: argparse.Namespace, rates: dict, rounds: dict, table_bytes: int
           f"(a pass over the rows at most {most:,.0f} times a second)")  # fmt: skip
     header = " ".join(f"{kernel + ' q/s':>15}" for kernel in KERNELS)
     print(f"{'batch':>6} {header} {'sgemm q/s':>11} {'FMA share':>9} {'bw share':>8} "
-          f"{'served/rows':>11} {'served/2 copies':>15}")  # fmt: skip
+          f"{'served/rows':>11} {'served/2 copies':>15} {'served/best':>11}")  # fmt: skip
     failed = []
     for batch in args.batch:
-        served, best_other = rates["served", batch], rates["rows", batch]
+        served = rates["served", batch]
         cells = " ".join(f"{rates[kernel, batch]:>15,.0f}" for kernel in KERNELS)
         fma = served / rates["sgemm", batch]
         passes = served / batch  # passes over the rows a second, one direction each at batch 1
-        bw = passes * table_bytes / bandwidth if batch == 1 else float("nan")
-        ratio = served / best_other
-        legacy = served / rates["two copies", batch]
+        bw = f"{passes * table_bytes / bandwidth:>8.0%}" if batch == 1 else f"{'-':>8}"
+        by_rows, legacy = served / rates["rows", batch], served / rates["two copies", batch]
+        ratio = min(by_rows, legacy)
         print(f"{batch:>6} {cells} {rates['sgemm', batch]:>11,.0f} {fma:>8.0%} "
-              f"{bw:>8.0%} {ratio:>10.2f}x {legacy:>14.2f}x")  # fmt: skip
+              f"{bw} {by_rows:>10.2f}x {legacy:>14.2f}x {ratio:>10.2f}x")  # fmt: skip
         if args.check is not None and ratio < args.check:
             failed.append(batch)
     print("every round (q/s): " + "; ".join(
         f"{k} b{b}: " + "/".join(f"{v:,.0f}" for v in values)
         for (k, b), values in rounds.items() if k in KERNELS))  # fmt: skip
     if failed:
-        print(f"GUARD FAILED: served below {args.check}x the row-order layout at batch {failed}")
+        print(f"GUARD FAILED: served below {args.check}x the best other layout at batch {failed}")
         return 1
     if args.check is not None:
-        print(f"guard passed: served at or above {args.check}x the row-order layout everywhere")
+        print(f"guard passed: served at or above {args.check}x the best other layout everywhere")
     return 0
 
 

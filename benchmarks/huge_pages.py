@@ -4,10 +4,11 @@
 
 numpy madvises its large allocations MADV_HUGEPAGE; on this virtual machine first touching
 huge pages costs several times what 4 KiB pages do (`benchmarks.fresh_memory`), which is why
-the word2vec binary loader writes its rows into a populated private map of 4 KiB pages
-(tables/layout.blank_columns). Rows on 2 MiB pages might in turn be scanned faster (fewer TLB
+tables above tables/layout.HUGE_PAGES_UP_TO are written into a populated private map of 4 KiB
+pages (tables/layout.blank_columns). Rows on 2 MiB pages are in turn searched faster (fewer TLB
 misses). This loads the table once, then each round copies its rows into fresh memory both
-ways (np.empty with numpy's madvise on; the loader's own map), alternating which goes first,
+ways, by columns as the service holds them (np.empty with numpy's madvise on; a populated map
+of 4 KiB pages), alternating which goes first,
 one copy held at a time, and on each copy times the exact path: single-vector neighbour
 queries (k 10) and batches of 32 through `CosineSearch.neighbors`, with the same seeded
 query rows. AnonHugePages (/proc/self/smaps_rollup) says which pages each copy had. Prints the
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import mmap
 import os
 import statistics
 import time
@@ -29,10 +31,9 @@ from numpy._core import multiarray
 from benchmarks.fresh_memory import thp_setting
 from service.engine.loaders import load_table
 from service.engine.search.cosine import CosineSearch, NeighborQuery
-from service.engine.tables.layout import blank_columns
 from service.engine.tables.table import EmbeddingTable
 
-WAYS = {"huge pages (numpy's madvise)": True, "4 KiB pages (the loader's map)": False}
+WAYS = {"huge pages (numpy's madvise)": True, "4 KiB pages (a populated map)": False}
 
 
 def anon_huge_gb() -> float:
@@ -58,8 +59,10 @@ def timed_queries(index: CosineSearch, rows: np.ndarray, batch: int, seconds: fl
 def fresh_rows(shape: tuple[int, int], hugepage: bool) -> np.ndarray:
     if hugepage:
         multiarray._set_madvise_hugepage(True)
-        return np.empty(shape, dtype=np.float32)
-    return blank_columns(*shape, populate=True)
+        return np.empty(shape, dtype=np.float32, order="F")
+    rows, width = shape
+    memory = mmap.mmap(-1, rows * width * 4, flags=mmap.MAP_PRIVATE | mmap.MAP_POPULATE)
+    return np.frombuffer(memory, dtype="<f4").reshape(width, rows).T
 
 
 def one_round(table: EmbeddingTable, hugepage: bool, seconds: float) -> dict[str, float]:

@@ -31,7 +31,12 @@ KernelName = Literal["blas", "faiss"]
 # and about 10 ms for any matrix product of 2 to 4; BENCHMARKS.md).
 SMALL_BATCH = 3
 # Up to this many directions, rows stored by columns are scored as rows @ directions.T.
-ROWS_FIRST = 12
+ROWS_FIRST = 8
+# Batches are scored in multiples of this many directions, padded with zeros: OpenBLAS's sgemm
+# runs a batch whose size is not a multiple of its 4-wide micro-kernel at the cost of the next
+# multiple, or worse (1 thread, the default table's columns: 11 directions 8.5 ms, 12 directions
+# 6.7 ms; 7 as rows @ directions.T 8.0 ms, 8 5.4 ms; 31 13.9 ms, 32 11.4 ms).
+PAD_TO = 4
 # Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
 # slack, output scoring) could otherwise lose a near-tie to float32 rounding.
 RESCORE_MARGIN = 4
@@ -251,19 +256,34 @@ def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """(batch, rows) float32 inner products with rows stored by columns (rows.T is C order).
 
     One direction: a 1-row matrix product (as fast as FAISS's SIMD pass over rows stored row
-    after row); two or three: a matrix-vector product each over the columns; up to ROWS_FIRST:
+    after row); two: a matrix-vector product each over the columns; up to ROWS_FIRST:
     rows @ directions.T, transposed (BLAS runs a tall product with few columns faster than a
-    short wide one); more: directions @ rows.T, one plain matrix product. The crossings were
-    measured on the default table (benchmarks/kernel_guard.py).
+    short wide one); more: directions @ rows.T, one plain matrix product. From three on, the
+    directions are padded to a multiple of PAD_TO. The crossings were measured on the default
+    table, one thread (benchmarks/engine_throughput.py measures the result in one run).
     """
     columns = rows.T
-    if len(directions) == 1:
+    count = len(directions)
+    if count == 1:
         return directions @ columns
-    if len(directions) <= SMALL_BATCH:
+    if count == 2:
         return np.stack([direction @ columns for direction in directions])
-    if len(directions) <= ROWS_FIRST:
-        return np.ascontiguousarray((rows @ directions.T).T)
-    return directions @ columns
+    padded = padded_batch(directions)
+    if count <= ROWS_FIRST:
+        return np.ascontiguousarray((rows @ padded.T).T[:count])
+    dots = padded @ columns
+    return dots if len(padded) == count else dots[:count]
+
+
+def padded_batch(directions: np.ndarray) -> np.ndarray:
+    """`directions` with zero rows appended up to a multiple of PAD_TO (itself when it is one)."""
+    count, width = directions.shape
+    size = -(-count // PAD_TO) * PAD_TO
+    if size == count:
+        return directions
+    padded = np.zeros((size, width), dtype=directions.dtype)
+    padded[:count] = directions
+    return padded
 
 
 def by_rows(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -2,8 +2,8 @@
 
 The exhaustive pass scores every row against a batch of directions; BLAS runs that product at
 its best on the table's columns as contiguous rows (Q @ T, T = the rows transposed), and at
-0.44-0.94x of that on the rows themselves (benchmarks/kernel_guard.py measures both layouts in
-one run). So the rows are held in Fortran order: `vectors` is still the (rows, width) array
+0.44-0.94x of that on the rows themselves (benchmarks/engine_throughput.py measures both layouts
+in one run). So the rows are held in Fortran order: `vectors` is still the (rows, width) array
 and `vectors[i]` still row i, but a row is gathered from `width` places, which costs only the
 few candidates a search rescores and a lookup's rows. A prepared folder stores them this way
 on disk, so it opens memory-mapped with no copy.
@@ -20,22 +20,36 @@ import numpy as np
 BLOCK_ROWS = 65_536
 
 
+# Rows up to this size are held on huge pages (MADV_HUGEPAGE, where the kernel offers them):
+# a search gathers each candidate from `width` places, a page apart on a table of 1,024 rows
+# or more, and on 4 KiB pages every one of them missed the TLB. A batch of 16 directions on the
+# default table (45 MiB) cost 555 us a query against 612 on 4 KiB pages (one run, interleaved).
+# Larger tables keep 4 KiB pages, for what filling fresh huge pages costs on a VM (below).
+HUGE_PAGES_UP_TO = 256 * 2**20
+
+
 def blank_columns(rows: int, width: int, populate: bool = True) -> np.ndarray:
-    """A rows x width float32 array in Fortran order on 4 KiB pages: all mapped at once with
-    `populate`, else taken only as they are written (a stream that ends early uses little).
+    """A rows x width float32 array in Fortran order in a private anonymous map: on huge pages
+    up to HUGE_PAGES_UP_TO, else on 4 KiB pages, all mapped at once with `populate`, or taken
+    only as they are written (a stream that ends early uses little).
 
     Not np.empty, for what fresh memory costs on a virtual machine (measured on the 2-core
     development VM, 3.6 GB of rows): numpy madvises large allocations MADV_HUGEPAGE, and
     copying into huge pages the VM had not backed yet took 22.5 s (1.6-1.7 s once recycled),
     against 2.0-2.1 s into this map; and one page fault per 4 KiB cost 9.5-11 s against
-    1.7-4.3 s for the kernel populating the whole map in one call. The exact scan was no slower
-    on 4 KiB pages (`python -m benchmarks.huge_pages`). A private anonymous map is unmapped when
-    the array goes.
+    1.7-4.3 s for the kernel populating the whole map in one call. A single-direction scan was
+    no slower on 4 KiB pages (`python -m benchmarks.huge_pages`). A private anonymous map is
+    unmapped when the array goes.
     """
     if rows == 0 or width == 0:  # an empty map is an error
         return np.empty((rows, width), dtype="<f4", order="F")
-    flags = mmap.MAP_PRIVATE | (mmap.MAP_POPULATE if populate else 0)
-    memory = mmap.mmap(-1, rows * width * 4, flags=flags)
+    size = rows * width * 4
+    if size <= HUGE_PAGES_UP_TO:
+        memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+        memory.madvise(mmap.MADV_HUGEPAGE)
+    else:
+        flags = mmap.MAP_PRIVATE | (mmap.MAP_POPULATE if populate else 0)
+        memory = mmap.mmap(-1, size, flags=flags)
     return np.frombuffer(memory, dtype="<f4").reshape(width, rows).T
 
 
