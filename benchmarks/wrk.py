@@ -31,12 +31,13 @@ def run_wrk(
     seconds: int,
     bodies: list[str] | None = None,
     headers: dict[str, str] | None = None,
+    threads: int = THREADS,
 ) -> WrkResult:
     """GET `url` (or POST `bodies` in turn) with `connections` connections for `seconds`."""
     command = [
         "wrk",
         "--latency",
-        f"-t{min(THREADS, connections)}",
+        f"-t{min(threads, connections)}",
         f"-c{connections}",
         f"-d{seconds}s",
         "--timeout",
@@ -49,7 +50,7 @@ def run_wrk(
         if bodies is not None:
             handle.write("\n".join(bodies) + "\n")
             command += ["-s", str(LUA)]
-            env.update(WRK_BODIES=handle.name, WRK_THREADS=str(min(THREADS, connections)))
+            env.update(WRK_BODIES=handle.name, WRK_THREADS=str(min(threads, connections)))
     try:
         output = subprocess.run(
             [*command, url], capture_output=True, text=True, check=True, env=env
