@@ -1,0 +1,207 @@
+"""Exact vector neighbours over HTTP beside a peer: Chroma, side by side in one run.
+
+Run (wrk from Debian; Chroma is installed into its own venv on first use, from PyPI):
+    .venv/bin/python -m benchmarks.peers [--rounds 3] [--seconds 10] [--chroma-venv DIR]
+
+Both servers hold the whole default table (30,522 x 384 MiniLM rows; Chroma as a collection
+with cosine distance, its default HNSW index) and answer the same 2,000 distinct queries: MiniLM
+rows with Gaussian noise (a tenth of the row's norm), so every query is new to the service's
+answer cache (which keeps only token queries anyway) and none is a stored row. Each round runs
+wrk -t1 -c32 for --seconds against each server, alternating which goes first; the servers'
+CPU time per request (user + system of the process and its threads, from /proc) is printed
+beside throughput. Chroma's answers are approximate: their recall@10 against the service's
+exact answers is measured on the same queries and printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.ab_http import cpu_seconds
+from benchmarks.server import free_port, start_server
+from benchmarks.workloads import default_vocabulary
+from benchmarks.wrk import WrkResult, run_wrk
+
+CHROMA = "chromadb==1.5.9"
+COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"
+NEIGHBORS = "/v1/tables/minilm/neighbors"
+QUERIES = 2_000
+NOISE = 0.1
+K = 10
+CONNECTIONS = 32
+# Chroma's largest add() batch is a little over 5,000 embeddings.
+ADD_BATCH = 5_000
+
+LOAD_SCRIPT = """
+import sys, numpy as np, chromadb
+path, rows_file, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rows = np.load(rows_file)
+client = chromadb.PersistentClient(path=path)
+collection = client.create_collection("minilm", metadata={"hnsw:space": "cosine"})
+for start in range(0, len(rows), batch):
+    part = rows[start:start + batch]
+    collection.add(ids=[str(i) for i in range(start, start + len(part))], embeddings=part)
+print(collection.count())
+"""
+
+
+def chroma_python(venv: Path) -> Path:
+    """The Chroma venv's python, creating the venv and installing Chroma when it has none."""
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", CHROMA], check=True)
+    return python
+
+
+def noisy_rows(rows: np.ndarray, count: int, seed: int = 0) -> np.ndarray:
+    """`count` distinct non-zero rows, each plus Gaussian noise of a tenth of its norm."""
+    rng = np.random.default_rng(seed)
+    norms = np.linalg.norm(rows, axis=1)
+    picks = rng.choice(np.flatnonzero(norms > 0), size=count, replace=False)
+    noise = rng.normal(size=(count, rows.shape[1])) / np.sqrt(rows.shape[1])
+    return (rows[picks] + NOISE * norms[picks, None] * noise).astype(np.float32)
+
+
+def post(url: str, body: dict) -> dict:  # type: ignore[type-arg]
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())  # type: ignore[no-any-return]
+
+
+def wait_for(url: str, process: subprocess.Popen[bytes], seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args} exited with {process.returncode}")
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(url, timeout=2).close()
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"{url} not ready after {seconds} s")
+
+
+def start_chroma(
+    python: Path, folder: Path, rows: np.ndarray
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A Chroma server over a persistent folder holding every row: (process, collection URL)."""
+    rows_file = folder / "rows.npy"
+    np.save(rows_file, rows)
+    store = folder / "chroma"
+    loaded = subprocess.run(
+        [str(python), "-c", LOAD_SCRIPT, str(store), str(rows_file), str(ADD_BATCH)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert int(loaded.stdout.split()[-1]) == len(rows), loaded.stdout
+    port = free_port()
+    chroma = python.parent / "chroma"
+    process = subprocess.Popen(
+        [str(chroma), "run", "--path", str(store), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    wait_for(base + "/api/v2/heartbeat", process)
+    with urllib.request.urlopen(base + COLLECTIONS + "/minilm", timeout=30) as response:
+        collection = json.loads(response.read())["id"]
+    return process, f"{base}{COLLECTIONS}/{collection}/query"
+
+
+def recall_of_chroma(url: str, service: str, queries: np.ndarray, count: int = 200) -> float:
+    """Mean share of the service's exact 10 that Chroma's 10 contain, over `count` queries."""
+    found = 0
+    for vector in queries[:count]:
+        exact = post(service, {"vector": vector.tolist(), "k": K})
+        theirs = post(url, {"query_embeddings": [vector.tolist()], "n_results": K,
+                            "include": ["distances"]})  # fmt: skip
+        ids = {int(i) for i in theirs["ids"][0]}
+        found += len(ids & {n["id"] for n in exact["neighbors"]})
+    return found / (K * count)
+
+
+def timed(pid: int, url: str, bodies: list[str], seconds: int) -> tuple[WrkResult, float]:
+    """One wrk run (-t1 -c32) and the server's CPU microseconds per request during it."""
+    before = cpu_seconds(pid)
+    result = run_wrk(url, CONNECTIONS, seconds, bodies, threads=1)
+    return result, (cpu_seconds(pid) - before) / max(1, result.requests) * 1e6
+
+
+def main() -> None:
+    """Load both servers, measure them in alternation, print each run, the medians, ratios."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--chroma-venv", type=Path, default=Path("/tmp/chroma-venv"))
+    args = parser.parse_args()
+    print(f"command: python -m benchmarks.peers {' '.join(sys.argv[1:])}")
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}; wrk -t1 -c{CONNECTIONS}, "
+          f"{args.seconds} s a run, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    table = default_vocabulary()
+    rows = np.asarray(table.vectors, dtype=np.float32, order="C")
+    queries = noisy_rows(rows, QUERIES)
+    ours = [json.dumps({"vector": q.tolist(), "k": K}) for q in queries]
+    theirs = [json.dumps({"query_embeddings": [q.tolist()], "n_results": K,
+                          "include": ["distances"]}) for q in queries]  # fmt: skip
+    python = chroma_python(args.chroma_venv)
+    version = subprocess.run([str(python), "-c", "import chromadb; print(chromadb.__version__)"],
+                             capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    with tempfile.TemporaryDirectory() as scratch, contextlib.ExitStack() as stack:
+        started = time.perf_counter()
+        chroma, chroma_url = start_chroma(python, Path(scratch), rows)
+        stack.callback(chroma.kill)
+        print(f"Chroma {version}: {len(rows):,} rows added and served in "
+              f"{time.perf_counter() - started:.0f} s")  # fmt: skip
+        service, base = start_server()
+        stack.callback(service.kill)
+        servers = {"service": (service.pid, base + NEIGHBORS, ours),
+                   "chroma": (chroma.pid, chroma_url, theirs)}  # fmt: skip
+        recall = recall_of_chroma(chroma_url, base + NEIGHBORS, queries)
+        print(f"Chroma's recall@{K} against the service's exact answers: {recall:.3f}")
+        for _, url, bodies in servers.values():  # warm-up
+            run_wrk(url, CONNECTIONS, 2, bodies, threads=1)
+        runs: dict[str, list[tuple[WrkResult, float]]] = {name: [] for name in servers}
+        for round_ in range(args.rounds):
+            order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
+            for name in order:
+                pid, url, bodies = servers[name]
+                result, cpu = timed(pid, url, bodies, args.seconds)
+                runs[name].append((result, cpu))
+                print(f"round {round_ + 1} {name:>7}: {result.requests_per_second:,.0f} req/s, "
+                      f"p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, "
+                      f"{result.failures} failures [{cpu:,.0f} us CPU/request]",
+                      flush=True)  # fmt: skip
+    report(runs)
+
+
+def report(runs: dict[str, list[tuple[WrkResult, float]]]) -> None:
+    """Medians per server, and the service's ratios to Chroma."""
+    medians = {}
+    for name, results in runs.items():
+        medians[name] = (
+            statistics.median(r.requests_per_second for r, _ in results),
+            statistics.median(r.p99_ms for r, _ in results),
+            statistics.median(cpu for _, cpu in results),
+        )
+        rate, p99, cpu = medians[name]
+        print(f"median {name:>7}: {rate:,.0f} req/s, p99 {p99:.1f} ms, {cpu:,.0f} us CPU/request")
+    ours, theirs = medians["service"], medians["chroma"]
+    print(f"service / chroma: {ours[0] / theirs[0]:.1f}x req/s, p99 {ours[1] / theirs[1]:.2f}x, "
+          f"CPU per request {ours[2] / theirs[2]:.2f}x")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
