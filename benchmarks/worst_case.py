@@ -8,6 +8,11 @@ the request to the last byte of the answer (median of --runs), the peak of memor
 while answering (tracemalloc, which sees numpy's allocations; the request body is built before),
 and the answer's size, after one warm-up request. Every request is one the limits accept (the
 script checks the status).
+
+Then the invalid bodies: for each operation, the costliest refusal a body of max_body_bytes can
+ask for (lists of a million bad items, of a million empty objects, one bad item short of a
+bound), each checked to be refused with its expected status. The whole request is answered on
+the event loop, so its time is the loop's.
 """
 
 from __future__ import annotations
@@ -134,17 +139,57 @@ class Driver:
         return status, size
 
 
-async def measure(driver: Driver, path: str, body: bytes, runs: int) -> tuple[float, int, int]:
+def filled(limit: int, make: Callable[[int], Any], most: int | None = None) -> bytes:
+    """The JSON of make(n) for the largest n (at most `most`) whose body fits in `limit`."""
+    low, high = 1, most or limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(json.dumps(make(middle), separators=(",", ":"))) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return json.dumps(make(low), separators=(",", ":")).encode()
+
+
+def invalid_bodies(settings: Settings) -> list[tuple[str, str, bytes, int]]:
+    """(name, path, body, expected status) of the costliest refusals within max_body_bytes."""
+    limit = settings.max_body_bytes
+    million = 1_000_000
+    return [
+        ("tokenize: detokenize, 1M booleans", "tokenize",
+         filled(limit, lambda n: {"detokenize": [True] * n}, million), 422),
+        ("tokenize: detokenize, over 1M strings", "tokenize",
+         filled(limit, lambda n: {"detokenize": ["a"] * n}), 422),
+        ("trajectory: 1M numbers as tokens", "trajectory",
+         filled(limit, lambda n: {"tokens": [1] * n}, million), 422),
+        ("neighbors: a batch of empty objects", "neighbors",
+         filled(limit, lambda n: {"queries": [{}] * n}), 413),
+        ("similarity: pairs of empty objects", "similarity",
+         filled(limit, lambda n: {"pairs": [[{}, {}]] * n}), 413),
+        ("similarity: 10,000 pairs of bad tokens", "similarity",
+         filled(limit, lambda n: {"pairs": [[{"x": 1}, {"x": 1}]] * n}, 10_000), 422),
+        ("project: empty vectors", "project",
+         filled(limit, lambda n: {"vectors": [[]] * n}), 413),
+        ("lookup: 10,000 booleans as ids", "lookup",
+         filled(limit, lambda n: {"ids": [True] * n}, 10_000), 422),
+        ("neighbors: one vector of 1M numbers", "neighbors",
+         filled(limit, lambda n: {"vector": [0.5] * n}), 422),
+    ]  # fmt: skip
+
+
+async def measure(
+    driver: Driver, path: str, body: bytes, runs: int, expected: int = 200
+) -> tuple[float, int, int]:
     """(median seconds, peak bytes, answer bytes) after one warm-up request (the first pays for
-    fresh memory and thread pools); fails if the request is refused."""
+    fresh memory and thread pools); fails if the answer's status is not `expected`."""
     await driver.post(path, body)
     times = []
     for _ in range(runs):
         started = time.perf_counter()
         status, size = await driver.post(path, body)
         times.append(time.perf_counter() - started)
-        if status != 200:
-            raise SystemExit(f"{path}: status {status}: the limits refuse this request")
+        if status != expected:
+            raise SystemExit(f"{path}: status {status}, not {expected}")
     tracemalloc.start()
     await driver.post(path, body)
     peak = tracemalloc.get_traced_memory()[1]
@@ -169,6 +214,17 @@ async def run(runs: int, only: Callable[[str], bool]) -> None:
             print(
                 f"{name:<55} {seconds * 1000:7.0f} ms {peak / 2**20:9.1f} MB "
                 f"{size / 2**20:6.2f} MB  (body {len(data) / 2**20:.2f} MB)",
+                flush=True,
+            )
+        header = f"{'time':>9} {'peak memory':>12} {'answer':>9}"
+        print(f"{'invalid body (max_body_bytes)':<55} {header}")
+        for name, path, data, expected in invalid_bodies(settings):
+            if not only(name):
+                continue
+            seconds, peak, size = await measure(driver, path, data, runs, expected)
+            print(
+                f"{name:<55} {seconds * 1000:7.0f} ms {peak / 2**20:9.1f} MB "
+                f"{size / 2**20:6.2f} MB  ({expected}, body {len(data) / 2**20:.2f} MB)",
                 flush=True,
             )
 

@@ -108,6 +108,11 @@ class BodyTooLarge(InvalidRequest):
     limit: Detail[int] = Detail(int, 0)
 
 
+class TooManyValues(BodyTooLarge):
+    """The body holds more JSON objects and arrays than the server parses: `limit`. A batch
+    splits, as for BodyTooLarge."""
+
+
 class DimensionMismatch(InvalidRequest):
     """A vector's length differs from the table's width."""
 
@@ -172,6 +177,7 @@ ERRORS_BY_TYPE: dict[str, type[ServiceError]] = {
         ValidationError,
         LimitExceeded,
         BodyTooLarge,
+        TooManyValues,
         DimensionMismatch,
         ZeroVector,
         InvalidVector,

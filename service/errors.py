@@ -55,6 +55,15 @@ class BodyTimeout(ServiceError):
         )
 
 
+class TooManyValues(ServiceError):
+    """The JSON body holds more objects and arrays than any request needs."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"request body holds more than {limit} JSON objects and arrays; split it", limit=limit
+        )
+
+
 class HeadersTooLarge(ServiceError):
     """The request head (request line and headers) is longer than the limit."""
 
@@ -195,6 +204,7 @@ STATUS_BY_ERROR: dict[type[EngineError], int] = {
     Unauthorized: 401,
     TableExists: 409,
     BodyTooLarge: 413,
+    TooManyValues: 413,
     BodyTimeout: 408,
     HeadTimeout: 408,
     HeadersTooLarge: 431,

@@ -47,9 +47,46 @@ class Operation:
     tags: frozenset[str] = frozenset()
 
     @cached_property
+    def most_items(self) -> dict[str, int]:
+        """The most items of each list at the body's top level, from its JSON Schema: checked
+        before validation, so an overlong list is refused without validating its items."""
+        return most_items(self.body.json_schema())
+
+    @cached_property
     def route(self) -> Route:
         """The operation's route template, for requests answered without FastAPI's router."""
         return Route(f"/v1/tables/{{table}}/{self.name}")
+
+
+def most_items(schema: dict[str, Any]) -> dict[str, int]:
+    """Per top-level property that is a list in every body the schema admits, its maxItems
+    (the largest over the alternatives; none for a property some alternative leaves unbounded)."""
+    definitions = schema.get("$defs", {})
+
+    def resolved(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node:
+            node = definitions[node["$ref"].rsplit("/", 1)[1]]
+        return node
+
+    def objects(node: dict[str, Any]) -> list[dict[str, Any]]:
+        node = resolved(node)
+        alternatives = node.get("anyOf") or node.get("oneOf")
+        if "properties" in node or not alternatives:
+            return [node]
+        return [found for alternative in alternatives for found in objects(alternative)]
+
+    bounds: dict[str, int] = {}
+    unbounded: set[str] = set()
+    for body in objects(schema):
+        for name, value in body.get("properties", {}).items():
+            value = resolved(value)
+            arrays = [resolved(a) for a in value.get("anyOf", [value])]
+            for array in (a for a in arrays if a.get("type") == "array"):
+                if "maxItems" in array:
+                    bounds[name] = max(bounds.get(name, 0), int(array["maxItems"]))
+                else:
+                    unbounded.add(name)
+    return {name: most for name, most in bounds.items() if name not in unbounded}
 
 
 ONE_OR_BATCH = frozenset({"query", "batch"})

@@ -24,6 +24,7 @@ from service.errors import (
     JSON,
     Encoded,
     MalformedJSON,
+    TooManyValues,
     UnsupportedMediaType,
     encode,
     invalid_request,
@@ -33,6 +34,12 @@ from service.operations.catalog import Operation
 from service.operations.context import Context
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
+
+# The most JSON objects and arrays a body may hold: above any valid request (a batch of 10,000
+# analogies of a dozen object terms each holds 130,001), and parsed into at most ~20 MiB of
+# Python objects. A 4 MiB body of `[{},{},...]` is 1.4 million dicts, 130 MiB and 0.2 s of
+# parsing: refused from a count of its bytes before it is parsed.
+MAX_CONTAINERS = 2**18
 
 
 @dataclass(frozen=True)
@@ -70,14 +77,33 @@ def parse_json(body: bytes, content_type: str) -> Any:
         raise UnsupportedMediaType(content_type)
     if not body:
         return None  # no body at all: a request that is missing, as validation says
+    if containers(body) > MAX_CONTAINERS:
+        raise TooManyValues(MAX_CONTAINERS)
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as error:
         raise MalformedJSON(str(error)) from None
 
 
+def containers(body: bytes) -> int:
+    """How many JSON objects and arrays `body` opens: a count of its brackets, and when that is
+    over the limit, a count outside its strings (brackets inside text are not containers).
+
+    Outside strings: escaped backslashes, then escaped quotes, are dropped (valid JSON has no
+    backslash elsewhere), and every other piece between quotes is outside. All in C: 40 ms for
+    a 4 MiB body of a million strings.
+    """
+    count = body.count(b"{") + body.count(b"[")
+    if count > MAX_CONTAINERS:
+        pieces = body.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')
+        outside = b"".join(pieces[::2])
+        count = outside.count(b"{") + outside.count(b"[")
+    return count
+
+
 def validate(operation: Operation, data: Any) -> Any:
     """The operation's request model of `data`; InvalidRequest (422) naming where and what."""
+    check_lengths(operation, data)
     try:
         return operation.body.validate_python(data)
     except ValidationError as error:
@@ -89,6 +115,19 @@ def validate(operation: Operation, data: Any) -> Any:
         raise invalid_request(
             [dict(problem) for problem in problems], error.error_count()
         ) from None
+
+
+def check_lengths(operation: Operation, data: Any) -> None:
+    """InvalidRequest for a top-level list longer than the schema allows, as pydantic words it,
+    before any item is validated: a 4 MiB body of a million invalid items would otherwise cost
+    seconds of validators and a million error dicts on the event loop."""
+    if not isinstance(data, dict):
+        return
+    for name, most in operation.most_items.items():
+        value = data.get(name)
+        if isinstance(value, list) and len(value) > most:
+            message = f"List should have at most {most} items after validation, not {len(value)}"
+            raise invalid_request([{"type": "too_long", "loc": (name,), "msg": message}])
 
 
 def is_json(content_type: str) -> bool:

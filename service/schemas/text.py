@@ -34,10 +34,13 @@ class TokenizeRequest(Strict):
 
     text: Text | None = None
     texts: list[Text] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    # fail_fast: the first bad item ends validation. Up to a million items, every bad one
+    # built its own error (838,837 booleans: 7.3 s of event loop and 1.5 GB).
     detokenize: list[RowId] | None = Field(
         None,
         min_length=1,
         max_length=MAX_TEXT_LENGTH,
+        fail_fast=True,
         description="The other way: ids (rows) -> text, through the model's decoder.",
     )
     add_special_tokens: Flag = Field(

@@ -43,7 +43,11 @@ class TrajectoryRequest(Strict):
     model_config = exactly_one_of("tokens", "points")
 
     tokens: list[Token] | None = Field(
-        None, min_length=1, max_length=MAX_POINTS, description="Follow these rows."
+        None,
+        min_length=1,
+        max_length=MAX_POINTS,
+        fail_fast=True,  # up to a million items: the first bad one ends validation
+        description="Follow these rows.",
     )
     points: Points | None = Field(None, description="Follow this many rows (see selection).")
     selection: Literal["first", "random"] = Field(

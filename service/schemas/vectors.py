@@ -63,8 +63,12 @@ class LookupResponse(Matched):
 class SimilarityRequest(Strict):
     model_config = exactly_one_of("pairs", "tokens")
 
-    pairs: list[tuple[Key, Key]] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
-    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    # fail_fast: a key is one of several forms, so a bad one is an error per form; 10,000 bad
+    # pairs built 20,000 errors (190 ms, 52 MB). The first bad item ends validation.
+    pairs: list[tuple[Key, Key]] | None = Field(
+        None, min_length=1, max_length=MAX_ITEMS, fail_fast=True
+    )
+    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
     checkpoint: CheckpointIndex | None = None
 
     @model_validator(mode="after")
