@@ -14,6 +14,7 @@ import numpy as np
 import orjson
 
 from service.engine.search.queries import Neighbors, Scores
+from service.engine.tables.model import head_of
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import Split
 
@@ -124,7 +125,7 @@ def scores_json(
         if decode is not None:
             entry["text"] = decode([row])
         top.append(entry)
-    payload: dict[str, Any] = {"matched": matched, "top": top}
+    payload: dict[str, Any] = {"matched": matched, "head": head_of(table), "top": top}
     if scores.log_partition is not None:
         payload["log_partition"] = scores.log_partition
     if scores.target_rank is not None:

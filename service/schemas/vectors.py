@@ -117,6 +117,10 @@ class TargetScore(ScoredToken):
 
 
 class ScoreResponse(Matched):
+    head: str = Field(
+        description="The rows scored: \"tied\" (the table's own) or a language model's "
+        "output tensor (GET /v1/tables/{table} says which)."
+    )
     top: list[ScoredToken]
     target: TargetScore | None = None
     log_partition: float | None = Field(

@@ -73,6 +73,11 @@ def widened(dtype: str) -> str | None:
     return f"{dtype} rows dequantised once to float32"
 
 
+def head_of(table: EmbeddingTable) -> str:
+    """What scores the next token: "tied" (the rows themselves) or the output tensor's name."""
+    return TIED if table.model is None else table.model.head
+
+
 def model_sizes(table: EmbeddingTable) -> dict[str, Any]:
     """A model table's size table (see size_table)."""
     assert table.model is not None, "only a model's table has a size table"
