@@ -10,6 +10,7 @@ from pydantic import (
 )
 
 from service.schemas.common import (
+    INCOMPLETE,
     MAX_ITEMS,
     Base64Vector,
     CheckpointIndex,
@@ -109,7 +110,12 @@ class ScoredToken(Strict):
     id: int
     logit: float
     probability: float | None = None
-    text: str | None = Field(None, description="The row decoded to text (text queries).")
+    text: str | None = Field(
+        None,
+        description="The row decoded to text (text queries), or a language model's token as "
+        "the text it stands for.",
+    )
+    incomplete: bool | None = Field(None, description=INCOMPLETE)
 
 
 class TargetScore(ScoredToken):

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from tokenizers import Tokenizer
 
 from service.api.app import create_app
 from service.config import Settings, TableSpec
@@ -21,6 +22,7 @@ from tests.language_models import (
     TOKENS,
     WIDTH,
     Model,
+    byte_level_tokenizer,
     write_gpt2,
     write_llama,
 )
@@ -142,3 +144,28 @@ def test_a_prepared_folder_keeps_the_head_and_facts(
     assert opened.model == table.model
     assert opened.tokenizer is not None
     assert opened.tokenizer.split(" the").ids == table.tokenizer.split(" the").ids  # type: ignore[union-attr]
+
+
+def test_byte_level_pieces_are_readable_beside_the_raw_token(client: TestClient) -> None:
+    answer = post(client, "llama", "tokenize", {"texts": [" running", "running", "it\u2019s"]})
+    spaced, bare, quoted = answer["results"]
+    assert [(p["token"], p["text"]) for p in spaced["pieces"]] == [("Ġrunning", " running")]
+    assert spaced["words"][0]["one_row"] is True
+    # Without the space it is other rows: the model's own split, never " running"'s row.
+    assert spaced["pieces"][0]["id"] not in [p["id"] for p in bare["pieces"]]
+    assert "".join(p["text"] for p in bare["pieces"]) == "running"
+    # The quote's three bytes are three pieces here: each only part of the character.
+    partial = [p for p in quoted["pieces"] if p.get("incomplete")]
+    assert [p["token"] for p in partial] == ["â", "Ģ", "Ļ"]
+    assert [p["text"] for p in partial] == ["<0xE2>", "<0x80>", "<0x99>"]
+
+
+def test_neighbours_and_score_rows_are_readable(client: TestClient) -> None:
+    library = Tokenizer.from_str(byte_level_tokenizer())
+    answer = post(client, "gpt2", "neighbors", {"token": "Ġthe", "k": 20})
+    complete = [entry for entry in answer["neighbors"] if "incomplete" not in entry]
+    assert complete
+    for entry in complete:
+        assert entry["text"] == library.decode([entry["id"]]), entry
+    top = post(client, "llama", "score", {"text": " the", "k": 3})["top"]
+    assert all("text" in entry for entry in top)
