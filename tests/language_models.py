@@ -138,3 +138,42 @@ def write_gpt2(folder: Path, seed: int = 1) -> Model:
 def write_json(path: Path, data: object) -> None:
     """`data` as a JSON file."""
     path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def write_gguf(path: Path, quantisation: str = "Q8_0", pre: str = "gpt2", seed: int = 2) -> Model:
+    """A GGUF file as llama.cpp's converter writes one, by the gguf package's own writer: the
+    byte-level tokenizer's tokens, types and merges, the embedding quantised, an untied head."""
+    import gguf
+
+    rng = np.random.default_rng(seed)
+    tokenizer = json.loads(byte_level_tokenizer())
+    tokens = tokens_of(byte_level_tokenizer())
+    merges = [" ".join(m) if isinstance(m, list) else m for m in tokenizer["model"]["merges"]]
+    writer = gguf.GGUFWriter(str(path), arch="gpt2")
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre(pre)
+    writer.add_token_list(tokens)
+    special = {t["content"] for t in tokenizer["added_tokens"]}
+    writer.add_token_types([3 if token in special else 1 for token in tokens])
+    writer.add_token_merges(merges)
+    kind = gguf.GGMLQuantizationType[quantisation]
+    rows = rng.normal(size=(TOKENS, 32)).astype(np.float32)
+    head = rng.normal(size=(TOKENS, 32)).astype(np.float32)
+    for name, matrix in (("token_embd.weight", rows), ("output.weight", head)):
+        stored = gguf.quants.quantize(matrix, kind)
+        writer.add_tensor(name, stored, raw_shape=stored.shape, raw_dtype=kind)
+    norm = np.ones(32, np.float32)
+    writer.add_tensor("output_norm.weight", norm)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    widen = gguf.quants.dequantize
+    total = rows.size + head.size + norm.size
+    return Model(
+        path,
+        tokens,
+        widen(gguf.quants.quantize(rows, kind), kind),
+        widen(gguf.quants.quantize(head, kind), kind),
+        total,
+    )
