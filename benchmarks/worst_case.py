@@ -105,15 +105,16 @@ def requests(settings: Settings, words: list[str]) -> list[tuple[str, str, Any]]
 class Driver:
     """Sends requests straight to the app's ASGI callable and collects the answer."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, table: str = TABLE) -> None:
         self.app = app
+        self.table = table
 
     async def post(self, path: str, body: bytes) -> tuple[int, int]:
         """(status, answer bytes)."""
         scope = {
             "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-            "method": "POST", "scheme": "http", "path": f"{TABLE}/{path}",
-            "raw_path": f"{TABLE}/{path}".encode(), "query_string": b"", "root_path": "",
+            "method": "POST", "scheme": "http", "path": f"{self.table}/{path}",
+            "raw_path": f"{self.table}/{path}".encode(), "query_string": b"", "root_path": "",
             "headers": [(b"content-type", b"application/json"),
                         (b"content-length", str(len(body)).encode())],
             "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2), "state": {},

@@ -61,7 +61,11 @@ class TableSpec(BaseModel):
     format: FormatName | None = Field(None, description="File format; guessed from the path.")
     vocab: Path | None = Field(None, description="Vocabulary file (npy, huggingface).")
     labels: Path | None = Field(None, description="Projector labels .tsv (default: same stem).")
-    tensor: str = Field(DEFAULT_TENSOR, description="Tensor name inside a .safetensors file.")
+    tensor: str | None = Field(
+        DEFAULT_TENSOR,
+        description="The input embedding's tensor in a model's safetensors files; by default "
+        "found from config.json and the tensors' names and shapes.",
+    )
     width: int | None = Field(
         None, ge=1, le=65_536, description="Row width of a projector .bytes file."
     )

@@ -18,6 +18,7 @@ import orjson
 from service.cli.options import spec_of
 from service.config import Settings, TableSpec, load_settings
 from service.engine.search.cosine import CosineSearch
+from service.engine.tables.model import head_of, model_sizes
 from service.engine.threads import limit_compute_threads
 from service.loading.registry import Registry
 from service.loading.tables import load_spec, read_spec
@@ -110,6 +111,9 @@ def info(args: argparse.Namespace) -> int:
         "zero_rows": search.zero_rows,
         "metadata_columns": list(table.metadata),
         "first_tokens": list(table.tokens[:10]),
+        "head": head_of(table),
     }
+    if table.model is not None:
+        facts["model"] = model_sizes(table)
     print(json.dumps(facts, indent=2, ensure_ascii=False))
     return 0

@@ -17,7 +17,7 @@ from service.engine.served import ServedTable
 from service.metrics import timed
 from service.operations.context import Context
 from service.operations.resolve import Resolver, vector_of
-from service.operations.serialize import dumps
+from service.operations.serialize import add_readable, dumps
 from service.schemas.projection import ProjectionRequest, ProjectRequest, TokenSelection
 
 AXES = ("x", "y", "z")
@@ -107,6 +107,7 @@ def row_points(served: ServedTable, rows: np.ndarray, coordinates: np.ndarray) -
             point[axis] = value
     for point, row in zip(points, ids, strict=True):
         point["metadata"] = {name: column[row] for name, column in columns}
+    add_readable(table, points)
     return points
 
 

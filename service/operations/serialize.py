@@ -14,6 +14,8 @@ import numpy as np
 import orjson
 
 from service.engine.search.queries import Neighbors, Scores
+from service.engine.tables.model import head_of
+from service.engine.tables.pieces import PLAIN, readable
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import Split
 
@@ -26,14 +28,29 @@ def dumps(payload: Any) -> bytes:
 
 
 def neighbor_list(table: EmbeddingTable, result: Neighbors) -> list[dict[str, Any]]:
-    """[{"token", "id", "score"}, ...] for one engine result."""
+    """[{"token", "id", "score"}, ...] for one engine result (a model's tokens readable too)."""
     tokens = table.vocabulary.take(result.ids)  # one gather of the packed tokens
-    return [
+    answer = [
         {"token": token, "id": row, "score": score}
         for token, row, score in zip(
             tokens, result.ids.tolist(), result.scores.tolist(), strict=True
         )
     ]
+    add_readable(table, answer)
+    return answer
+
+
+def add_readable(table: EmbeddingTable, items: list[dict[str, Any]]) -> None:
+    """Put each item's token as the text it stands for beside it ("text", and "incomplete"
+    for part of a character), when the table is a byte-level or SentencePiece model's."""
+    style = None if table.model is None else table.model.pieces
+    if style is None or style == PLAIN:
+        return
+    for item in items:
+        text, incomplete = readable(item["token"], style)
+        item["text"] = text
+        if incomplete:
+            item["incomplete"] = True
 
 
 # Query -> stored token (case fallback, one-piece texts), or a text -> its pieces.
@@ -93,6 +110,7 @@ def split_payload(table: EmbeddingTable, split: Split, encoding: str | None) -> 
             piece["word"] = word
         add_vector(piece, table.vectors[row], encoding)
         pieces.append(piece)
+    add_readable(table, pieces)
     words = [
         {
             "word": word.index,
@@ -124,7 +142,8 @@ def scores_json(
         if decode is not None:
             entry["text"] = decode([row])
         top.append(entry)
-    payload: dict[str, Any] = {"matched": matched, "top": top}
+    add_readable(table, top)
+    payload: dict[str, Any] = {"matched": matched, "head": head_of(table), "top": top}
     if scores.log_partition is not None:
         payload["log_partition"] = scores.log_partition
     if scores.target_rank is not None:
@@ -140,4 +159,5 @@ def _target(table: EmbeddingTable, scores: Scores, decode: Decode | None) -> dic
         target["probability"] = scores.target_probability
     if decode is not None:
         target["text"] = decode([row])
+    add_readable(table, [target])
     return target

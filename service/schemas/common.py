@@ -205,10 +205,19 @@ def exactly_one_of(*fields: str) -> ConfigDict:
     return ConfigDict(extra="forbid", json_schema_extra={"oneOf": branches})  # type: ignore[dict-item]
 
 
+READABLE = (
+    "A language model's byte-level or SentencePiece token as the text it stands for "
+    '("Ġrunning" is " running"); absent for other tables.'
+)
+INCOMPLETE = "True when the token is only part of a character's UTF-8 bytes (written <0xNN>)."
+
+
 class Neighbor(Strict):
     token: str
     id: int
     score: float
+    text: str | None = Field(None, description=READABLE)
+    incomplete: bool | None = Field(None, description=INCOMPLETE)
 
 
 class Matched(Strict):

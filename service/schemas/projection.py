@@ -11,8 +11,10 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from service.schemas.common import (
+    INCOMPLETE,
     MAX_ITEMS,
     NUMBER_ONLY,
+    READABLE,
     Base64Vector,
     Matched,
     Strict,
@@ -72,6 +74,8 @@ class ProjectedPoint(Strict):
     token: str
     id: int
     norm: float = Field(description="L2 norm of the raw row.")
+    text: str | None = Field(None, description=READABLE)
+    incomplete: bool | None = Field(None, description=INCOMPLETE)
     x: float
     y: float
     z: float | None = None

@@ -45,6 +45,35 @@ class CheckpointInfo(Strict):
     source: str = Field(description="The file's name (no directories).")
 
 
+class ModelSizes(Strict):
+    """A language model's table: the size table's numbers, read from the model's files."""
+
+    vocabulary: int = Field(description="The tokenizer's tokens: rows 0 .. vocabulary - 1.")
+    padding_rows: int = Field(
+        description="Rows past the tokens, named `<row N>`; searched only by a `restrict` that "
+        "reaches them, and reference rows of /diagnostics."
+    )
+    rows: int
+    width: int
+    embedding_parameters: int = Field(description="rows x width of the input embedding.")
+    output_parameters: int | None = Field(description="rows x width of the output table, untied.")
+    total_parameters: int | None = Field(
+        description="Every tensor of the model, summed from the files' headers."
+    )
+    embedding_share: float | None = Field(description="embedding / total parameters.")
+    output_share: float | None = Field(description="output / total parameters, untied.")
+    head: str = Field(description='What /score scores against: "tied" or the output tensor.')
+    input_tensor: str
+    stored_dtype: str = Field(description="The input embedding's type in the file.")
+    head_dtype: str | None
+    widened: str | None = Field(description="How the rows became float32, if they were not.")
+    source_format: str
+    pieces: Literal["byte-level", "sentencepiece", "plain"] = Field(
+        description="How the tokens write their text; `text` beside a token shows it readable."
+    )
+    notes: list[str]
+
+
 class TableInfo(Strict):
     name: str
     rows: int
@@ -64,6 +93,13 @@ class TableInfo(Strict):
     case_insensitive: bool
     checkpoints: list[CheckpointInfo] = Field(
         description="The table's versions, first to last (the served one); one for a plain table."
+    )
+    head: str = Field(
+        description='The rows /score scores against: "tied" (the table\'s own rows) or the '
+        "name of a language model's output tensor."
+    )
+    model: ModelSizes | None = Field(
+        description="A language model's size table (safetensors or GGUF); null otherwise."
     )
 
 

@@ -11,8 +11,10 @@ from typing import Literal, Self
 from pydantic import Field, model_validator
 
 from service.schemas.common import (
+    INCOMPLETE,
     MAX_ITEMS,
     MAX_TEXT_LENGTH,
+    READABLE,
     Flag,
     Matched,
     RowId,
@@ -70,6 +72,8 @@ class Piece(Strict):
     word: int | None = Field(
         None, description="Which word of the text; absent for the special tokens a model adds."
     )
+    text: str | None = Field(None, description=READABLE)
+    incomplete: bool | None = Field(None, description=INCOMPLETE)
     vector: list[float] | None = None
     vector_b64: str | None = None
 

@@ -10,6 +10,7 @@ from pydantic import (
 )
 
 from service.schemas.common import (
+    INCOMPLETE,
     MAX_ITEMS,
     Base64Vector,
     CheckpointIndex,
@@ -113,7 +114,12 @@ class ScoredToken(Strict):
     id: int
     logit: float
     probability: float | None = None
-    text: str | None = Field(None, description="The row decoded to text (text queries).")
+    text: str | None = Field(
+        None,
+        description="The row decoded to text (text queries), or a language model's token as "
+        "the text it stands for.",
+    )
+    incomplete: bool | None = Field(None, description=INCOMPLETE)
 
 
 class TargetScore(ScoredToken):
@@ -121,6 +127,10 @@ class TargetScore(ScoredToken):
 
 
 class ScoreResponse(Matched):
+    head: str = Field(
+        description="The rows scored: \"tied\" (the table's own) or a language model's "
+        "output tensor (GET /v1/tables/{table} says which)."
+    )
     top: list[ScoredToken]
     target: TargetScore | None = None
     log_partition: float | None = Field(

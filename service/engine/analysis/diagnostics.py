@@ -161,11 +161,21 @@ class TableDiagnostics:
             return analysis
 
     def _default(self) -> Analysis:
-        rows = default_rows(self.table.tokens)
+        rows, description = self._default_reference()
         if rows.size == 0 or rows.size > self.table.rows // 2:
             matched = "no row" if rows.size == 0 else f"{rows.size} rows, over half the table"
-            return self._norm_analysis(f"{DEFAULT_DESCRIPTION} matches {matched}: {NORM_WHY}")
-        return self._reference_analysis(Reference(rows, DEFAULT_DESCRIPTION))
+            return self._norm_analysis(f"{description} matches {matched}: {NORM_WHY}")
+        return self._reference_analysis(Reference(rows, description))
+
+    def _default_reference(self) -> tuple[np.ndarray, str]:
+        """The reserved tokens, and a model's padding rows with a direction: no token ever
+        selects a padding row, so no gradient reached it through the input."""
+        named = default_rows(self.table.tokens)
+        padding = self.store.indexed[self.store.directional(self.table.searchable_rows) :]
+        if padding.size == 0:
+            return named, DEFAULT_DESCRIPTION
+        description = f"{DEFAULT_DESCRIPTION} and the model's {padding.size} padding rows"
+        return np.union1d(named, padding), description
 
     def _norm_analysis(self, why: str) -> Analysis:
         norms = self.store.norms64

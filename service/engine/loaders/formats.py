@@ -7,6 +7,7 @@ from pathlib import Path
 
 from service.engine.errors import TableLoadError
 from service.engine.files.reading import compression, first_line, format_suffix
+from service.engine.loaders.gguf_files import load_gguf
 from service.engine.loaders.huggingface import load_huggingface
 from service.engine.loaders.numpy_files import load_npy
 from service.engine.loaders.options import DEFAULT_TENSOR, LoadOptions, UnicodeErrors
@@ -40,6 +41,7 @@ LOADERS: dict[str, Loader] = {
     "projector": load_projector,
     "npy": load_npy,
     "huggingface": load_huggingface,
+    "gguf": load_gguf,
     "prepared": load_prepared,
 }
 FORMATS = tuple(LOADERS)
@@ -52,6 +54,7 @@ _SUFFIX_FORMATS = {
     ".bytes": "projector",
     ".npy": "npy",
     ".safetensors": "huggingface",
+    ".gguf": "gguf",
 }
 
 

@@ -1,45 +1,111 @@
-"""Hugging Face models: one safetensors tensor as the table, tokens from the tokenizer files."""
+"""Hugging Face models: the input embedding found in the safetensors headers, tokens from the
+tokenizer files, and a language model's output table, padding rows and size.
+
+Only the headers and the chosen tensors are read (safetensors_files.py); which tensors are the
+tables is decided by model_tables.py. Rows past the tokenizer's tokens (a vocabulary padded to a
+multiple of 64, as Qwen, Phi and Pythia ship) are padding: named `<row N>` and marked so in the
+`token_type` metadata column (tables/model.py).
+"""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-import numpy as np
-from safetensors import SafetensorError, safe_open
 
 from service.engine.errors import TableLoadError
 from service.engine.files.reading import (
     check_vocabulary,
     first_existing,
-    read_error,
     read_json,
     read_lines,
-    require_file,
 )
-from service.engine.loaders.checkpoints import checkpoint_hint
+from service.engine.loaders.model_tables import Chosen, choose, read_config
 from service.engine.loaders.options import DEFAULTS, LoadOptions
-from service.engine.tables.table import EmbeddingTable
+from service.engine.loaders.safetensors_files import ModelTensors, model_tensors, read_rows
+from service.engine.tables.model import (
+    NORMAL,
+    PADDING,
+    TIED,
+    TOKEN_TYPE,
+    ModelFacts,
+    padding_name,
+)
+from service.engine.tables.pieces import PLAIN, style_of_tokenizer
+from service.engine.tables.table import EmbeddingTable, MetadataValue
 from service.engine.tables.text import HuggingFaceTokenizer
 
 
 def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTable:
-    """Load one tensor of a Hugging Face model (directory or `.safetensors` file) as the table."""
+    """Load a Hugging Face model (directory, `.safetensors` file or sharded index) as a table:
+    its input embedding (found, or the `tensor` option's), and its output table when untied."""
     path = Path(path)
-    weights = _weights_file(path, options.tensor)
-    vectors = _read_tensor(weights, options.tensor, options.limit)
-    folder = path if path.is_dir() else path.parent
-    vocab_path = (
-        Path(options.vocab)
-        if options.vocab
-        else first_existing(path, [folder / "vocab.txt", folder / "tokenizer.json"], "vocabulary")
+    model = model_tensors(path)
+    vocab_path = _vocabulary_file(path, model.folder, options)
+    tokens = _read_vocabulary(vocab_path, options)
+    chosen = choose(model, read_config(model.folder), len(tokens), options.tensor)
+    rows = _checked_rows(chosen, vocab_path, len(tokens), path)
+    vectors = read_rows(chosen.input, options.limit, "the input embedding")
+    output = None if chosen.head is None else read_rows(chosen.head, options.limit, "the head")
+    named = tokens + [padding_name(row) for row in range(len(tokens), rows)]
+    return EmbeddingTable(
+        named[: len(vectors)],
+        vectors,
+        _padding_column(len(tokens), len(vectors)),
+        source=str(path),
+        tokenizer=_tokenizer(model.folder, vocab_path, tokens, len(vectors)),
+        output=output,
+        model=_facts(model, chosen, vocab_path, len(tokens)),
     )
-    is_json = vocab_path.suffix == ".json"
-    errors = options.unicode_errors
-    tokens = _read_tokenizer(vocab_path) if is_json else read_lines(vocab_path, errors)
-    check_vocabulary(vocab_path, len(tokens), _tensor_rows(weights, options.tensor), path)
-    tokenizer = _tokenizer(folder, vocab_path, tokens, len(vectors))
-    return EmbeddingTable(tokens[: len(vectors)], vectors, source=str(path), tokenizer=tokenizer)
+
+
+def _vocabulary_file(path: Path, folder: Path, options: LoadOptions) -> Path:
+    if options.vocab:
+        return Path(options.vocab)
+    candidates = [folder / "vocab.txt", folder / "tokenizer.json"]
+    return first_existing(path, candidates, "vocabulary")
+
+
+def _read_vocabulary(path: Path, options: LoadOptions) -> list[str]:
+    if path.suffix == ".json":
+        return _read_tokenizer(path)
+    return read_lines(path, options.unicode_errors)
+
+
+def _checked_rows(chosen: Chosen, vocab_path: Path, tokens: int, path: Path) -> int:
+    """The input embedding's rows (2-D, as chosen): at least one per token, more are padding."""
+    rows = chosen.input.shape[0]
+    if rows < tokens:
+        check_vocabulary(vocab_path, tokens, rows, path)
+    return rows
+
+
+def _padding_column(tokens: int, rows: int) -> dict[str, list[MetadataValue]]:
+    """The token_type column when some rows are padding (none for an unpadded table)."""
+    if rows <= tokens:
+        return {}
+    types: list[MetadataValue] = [NORMAL] * tokens
+    return {TOKEN_TYPE: types + [PADDING] * (rows - tokens)}
+
+
+def _facts(model: ModelTensors, chosen: Chosen, vocab_path: Path, tokens: int) -> ModelFacts:
+    head = chosen.head
+    return ModelFacts(
+        source_format="safetensors",
+        input_tensor=chosen.input.name,
+        stored_dtype=chosen.input.dtype,
+        tokens=tokens,
+        padding_rows=max(0, chosen.input.shape[0] - tokens),
+        head=chosen.input.name if chosen.input_is_head else (TIED if head is None else head.name),
+        head_dtype=None if head is None else head.dtype,
+        total_parameters=model.total_parameters,
+        pieces=_pieces(model.folder, vocab_path),
+    )
+
+
+def _pieces(folder: Path, vocab_path: Path) -> str:
+    path = vocab_path if vocab_path.suffix == ".json" else folder / "tokenizer.json"
+    if not path.is_file():
+        return PLAIN
+    return style_of_tokenizer(read_json(path))
 
 
 def _tokenizer(
@@ -53,69 +119,6 @@ def _tokenizer(
     if rows < len(tokens) or not path.exists():
         return None
     return HuggingFaceTokenizer.load(path, tokens)
-
-
-def _weights_file(path: Path, tensor: str) -> Path:
-    if not path.exists():
-        raise TableLoadError(path, "no such file or directory")
-    if not path.is_dir():
-        return path
-    if (path / "model.safetensors").is_file():
-        return path / "model.safetensors"
-    index = path / "model.safetensors.index.json"
-    if not index.is_file():
-        hint = checkpoint_hint(path)
-        raise TableLoadError(
-            path, f"no model.safetensors or model.safetensors.index.json here{hint}"
-        )
-    weight_map = read_json(index).get("weight_map")
-    if not isinstance(weight_map, dict):
-        raise TableLoadError(index, "no 'weight_map' object in the index")
-    if tensor not in weight_map:
-        raise TableLoadError(index, _missing_tensor(tensor, list(weight_map)))
-    return path / Path(str(weight_map[tensor])).name
-
-
-def _read_tensor(path: Path, tensor: str, limit: int | None) -> np.ndarray:
-    require_file(path)
-    try:
-        with safe_open(path, framework="numpy") as handle:
-            names = list(handle.keys())
-            if tensor not in names:
-                raise TableLoadError(path, _missing_tensor(tensor, names))
-            rows = handle.get_slice(tensor)
-            if rows.get_dtype() == "BF16":
-                widened = _read_bfloat16(path, tensor)
-                return widened[:limit].copy() if limit else widened
-            return np.asarray(rows[:limit] if limit else handle.get_tensor(tensor))
-    except OSError as error:
-        raise read_error(path, error) from None
-    # The library's messages can quote the header (an unknown dtype, a key), so none is passed on.
-    except (SafetensorError, ValueError, TypeError, KeyError):
-        raise TableLoadError(
-            path, f"cannot read tensor {tensor!r}: not a valid safetensors file"
-        ) from None
-
-
-def _tensor_rows(path: Path, tensor: str) -> int:
-    with safe_open(path, framework="numpy") as handle:
-        return int(handle.get_slice(tensor).get_shape()[0])
-
-
-def _read_bfloat16(path: Path, tensor: str) -> np.ndarray:
-    # numpy has no bfloat16, but a bfloat16 is the top half of a float32: widen by shifting.
-    with path.open("rb") as handle:
-        header_size = int.from_bytes(handle.read(8), "little")
-        entry = json.loads(handle.read(header_size))[tensor]
-    begin, end = entry["data_offsets"]
-    raw = np.fromfile(path, dtype="<u2", count=(end - begin) // 2, offset=8 + header_size + begin)
-    return (raw.astype(np.uint32) << 16).view(np.float32).reshape(entry["shape"])
-
-
-def _missing_tensor(tensor: str, names: list[str]) -> str:
-    # Embedding-like names first: they are what the caller most likely meant.
-    shown = ", ".join(sorted(names, key=lambda name: "embed" not in name)[:5])
-    return f"no tensor {tensor!r}; {len(names)} tensors available, e.g. {shown}"
 
 
 def _read_tokenizer(path: Path) -> list[str]:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-DEFAULT_TENSOR = "embeddings.word_embeddings.weight"
+# None: a model's input embedding is found from its config and tensors (model_tables.py).
+DEFAULT_TENSOR: str | None = None
 
 # As in gensim: how bytes that are not valid UTF-8 become text.
 UnicodeErrors = Literal["strict", "replace", "ignore"]
@@ -18,7 +19,7 @@ class LoadOptions:
 
     vocab: Path | None = None
     labels: Path | None = None
-    tensor: str = DEFAULT_TENSOR
+    tensor: str | None = DEFAULT_TENSOR
     width: int | None = None
     limit: int | None = None  # read only the first `limit` rows, as gensim's limit
     unicode_errors: UnicodeErrors = "strict"

@@ -38,6 +38,7 @@ from service.engine.search.queries import (
 )
 from service.engine.search.rescoring import rescore
 from service.engine.search.terms import candidates_by_terms, mean_directions, shares_terms
+from service.engine.tables.layout import row_norms
 from service.engine.tables.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
 
@@ -65,6 +66,11 @@ class CosineSearch:
         self.table = table
         self.store = store = RowStore.of(table)
         self.max_norm = float(store.norms64.max(initial=0.0))
+        # What bounds a logit: the largest norm of the rows that score (tied: the same rows).
+        output = table.output
+        self.scoring_max_norm = (
+            self.max_norm if output is None else float(row_norms(output).max(initial=0.0))
+        )
         self.kernel = make_kernel(kernel, store)
         # Replaced in one assignment when a background build finishes: a search reads it once.
         self.approximate = approximate
@@ -124,6 +130,7 @@ class CosineSearch:
 
     def search(self, prepared: Sequence[Plan]) -> list[Neighbors]:
         """Answer prepared queries of both kinds, each kind in one batched pass."""
+        prepared = [self._unpadded(query) for query in prepared]
         nearest = [(i, q) for i, q in enumerate(prepared) if isinstance(q, NeighborQuery)]
         products = [(i, q) for i, q in enumerate(prepared) if isinstance(q, CosmulQuery)]
         results: dict[int, Neighbors] = {}
@@ -134,6 +141,14 @@ class CosineSearch:
             found = cosmul(self.store, self.kernel, [q for _, q in products])
             results.update(zip([i for i, _ in products], found, strict=True))
         return [results[i] for i in range(len(prepared))]
+
+    def _unpadded(self, query: Plan) -> Plan:
+        """A query that names no `restrict` searches the table's tokens: a model's padding
+        rows (past its tokenizer's tokens) answer only a `restrict` that reaches them."""
+        unpadded = self.table.searchable_rows
+        if query.restrict is not None or unpadded == self.table.rows:
+            return query
+        return replace(query, restrict=unpadded)
 
     def similarity(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Cosine of each pair (left[i], right[i]) of rows."""

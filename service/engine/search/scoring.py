@@ -1,7 +1,9 @@
 """Output-layer scoring: the raw dot product of vectors with every unnormalised row.
 
-This is how a language model with tied embeddings scores the next token. Candidates come from
-one float32 matrix product for the whole batch; the reported logits are recomputed in float64.
+This is how a language model scores the next token: against its output table when it has an
+untied one (`lm_head`), else against the input rows themselves (tied embeddings). Candidates
+come from one float32 matrix product for the whole batch; the reported logits are recomputed
+in float64.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def _check_finite_answers(search: CosineSearch, vector: np.ndarray, temperature:
     |logit| <= |vector| * (largest row norm): below float32's range the products cannot
     overflow, and below 1e300 after dividing by the temperature the softmax stays finite.
     """
-    bound = float(np.sqrt(np.sum(np.square(vector, dtype=np.float64)))) * search.max_norm
+    bound = float(np.sqrt(np.sum(np.square(vector, dtype=np.float64)))) * search.scoring_max_norm
     if bound > FLOAT32_SAFE:
         raise InvalidQuery("the vector is too large: its logits could overflow float32")
     if bound / temperature > SCALED_LOGIT_BOUND:
@@ -65,7 +67,7 @@ def score(search: CosineSearch, queries: Sequence[ScoreQuery]) -> list[Scores]:
     results: list[Scores] = []
     for start in range(0, len(queries), chunk):
         part = queries[start : start + chunk]
-        logits = np.stack([query.vector for query in part]) @ search.table.vectors.T
+        logits = np.stack([query.vector for query in part]) @ search.table.scoring_rows.T
         results.extend(_score_one(search, q, row) for q, row in zip(part, logits, strict=True))
     return results
 
@@ -73,7 +75,9 @@ def score(search: CosineSearch, queries: Sequence[ScoreQuery]) -> list[Scores]:
 def _score_one(search: CosineSearch, query: ScoreQuery, logits: np.ndarray) -> Scores:
     depth = min(query.k + RESCORE_MARGIN, logits.size)
     table = search.table
-    scale = float(np.sqrt(np.sum(np.square(query.vector, dtype=np.float64)))) * search.max_norm
+    scale = (
+        float(np.sqrt(np.sum(np.square(query.vector, dtype=np.float64)))) * search.scoring_max_norm
+    )
     slack = float32_dot_error(table.width, scale)
     candidates = candidate_rows(logits[None, :], depth, slack)[0]
     exact = _exact_logits(search, candidates, query.vector)
@@ -101,7 +105,7 @@ def _score_one(search: CosineSearch, query: ScoreQuery, logits: np.ndarray) -> S
 
 def _exact_logits(search: CosineSearch, rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """float64 logits, each summed on its own so it never depends on the other candidates."""
-    raw = search.table.vectors[rows].astype(np.float64)
+    raw = search.table.scoring_rows[rows].astype(np.float64)
     return np.sum(raw * vector.astype(np.float64), axis=1)
 
 

@@ -3,7 +3,7 @@
     embedding-service prepare SPEC OUT        (or a cache directory: see service/loading.py)
 
 A folder holds `table.json` (the manifest: format, version, shape, source, each file's dtype,
-shape and checksum, metadata columns) and:
+shape and checksum, metadata columns, a language model's facts) and:
 
     vectors.npy        the float32 rows, rows x width, stored by columns (Fortran order, as the
                        table holds them: tables/layout.py); the one copy every search uses
@@ -15,6 +15,7 @@ shape and checksum, metadata columns) and:
     metadata_<i>.npy   a numeric metadata column, or metadata_<i>.bin + metadata_<i>.npy
                        (bytes and offsets) for a text one
     tokenizer.json     the model's tokenizer, when the table has one
+    output.npy         a language model's untied output table, by columns as vectors.npy
     index.faiss        an approximate index with index.json (index_files.py), when built
 
 Opening checks the manifest, every file's header against it and the small files' checksums,
@@ -41,6 +42,7 @@ from service.engine.files.writing import (
     swap_in,
 )
 from service.engine.tables.layout import as_columns
+from service.engine.tables.model import ModelFacts
 from service.engine.tables.stored import (
     MetadataValue,
     NumberColumn,
@@ -129,6 +131,8 @@ def _write_files(table: EmbeddingTable, folder: Path) -> dict[str, Any]:
         "token_slots": save_array(folder, "token_slots", np.asarray(vocabulary.slots)),
         "folded_slots": save_array(folder, "folded_slots", np.asarray(vocabulary.folded_slots)),
     }
+    if table.output is not None:
+        arrays["output"] = save_array(folder, "output", as_columns(table.output), False)
     if table.tokenizer is not None:
         (folder / TOKENIZER).write_text(table.tokenizer.tokenizer.to_str(), encoding="utf-8")
     return {
@@ -145,6 +149,7 @@ def _write_files(table: EmbeddingTable, folder: Path) -> dict[str, Any]:
             for i, (name, column) in enumerate(table.metadata.items())
         ],
         "tokenizer": table.tokenizer is not None,
+        "model": None if table.model is None else table.model.to_json(),
     }
 
 
@@ -215,11 +220,15 @@ def _open(folder: Path, manifest: dict[str, Any]) -> EmbeddingTable:
     if norms.shape != (rows,):
         raise TableLoadError(folder / arrays["norms"]["file"], f"has no norm for each of {rows}")
     metadata = {entry["name"]: _open_column(folder, entry) for entry in manifest["metadata"]}
+    model = None if manifest.get("model") is None else ModelFacts.of_json(manifest["model"])
     tokenizer = None
     if manifest["tokenizer"]:
         from service.engine.tables.text import HuggingFaceTokenizer
 
-        tokenizer = HuggingFaceTokenizer.load(folder / TOKENIZER, vocabulary)
+        # The tokenizer knows the tokens, not the padding rows past them.
+        tokens = vocabulary if model is None else vocabulary[: model.tokens]
+        tokenizer = HuggingFaceTokenizer.load(folder / TOKENIZER, tokens)
+    output = open_array(folder, arrays["output"]) if "output" in arrays else None
     return EmbeddingTable(
         vocabulary,
         vectors,
@@ -228,6 +237,8 @@ def _open(folder: Path, manifest: dict[str, Any]) -> EmbeddingTable:
         tokenizer=tokenizer,
         stored_norms=norms,
         checked=True,
+        output=output,
+        model=model,
     )
 
 

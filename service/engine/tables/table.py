@@ -15,6 +15,7 @@ from service.engine.tables.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
     from service.engine.tables.checkpoints import Checkpoints
+    from service.engine.tables.model import ModelFacts
     from service.engine.tables.text import HuggingFaceTokenizer
 
 MetadataValue = int | float | str
@@ -39,6 +40,10 @@ class EmbeddingTable:
     checked: bool = field(default=False, repr=False)
     # The earlier versions of these rows, when the table is the last of a checkpoint set.
     checkpoints: Checkpoints | None = field(default=None, repr=False)
+    # A language model's output table when it is untied (row i scores token i next), and what
+    # the table knows of its model (tables/model.py): None for a plain table.
+    output: np.ndarray | None = field(default=None, repr=False)
+    model: ModelFacts | None = field(default=None, repr=False)
     # Set from the above: plain attributes, not properties, as every query reads them.
     vocabulary: Vocabulary = field(init=False, repr=False, compare=False)
     rows: int = field(init=False, repr=False, compare=False)
@@ -57,11 +62,25 @@ class EmbeddingTable:
         _check_metadata(self.metadata, self.rows, self.source)
         if self.checkpoints is not None:
             _check_checkpoints(self.checkpoints, self.vectors.shape, self.source)
+        if self.output is not None:
+            if not self.checked:
+                object.__setattr__(self, "output", _as_float32_rows(self.output, self.source))
+            _check_output(self.output.shape, self.vectors.shape, self.source)
 
     @property
     def parameters(self) -> int:
         """Number of stored parameters, rows x width."""
         return self.rows * self.width
+
+    @property
+    def scoring_rows(self) -> np.ndarray:
+        """The rows that score the next token: the output table when untied, else the rows."""
+        return self.vectors if self.output is None else self.output
+
+    @property
+    def searchable_rows(self) -> int:
+        """The rows a search covers unless it asks for more: all but a model's padding."""
+        return self.rows if self.model is None else min(self.rows, self.model.tokens)
 
     @cached_property
     def norms64(self) -> np.ndarray:
@@ -154,6 +173,13 @@ def _check_metadata(metadata: Mapping[str, Sequence[Any]], rows: int, source: st
             raise TableLoadError(
                 source, f"metadata column {name!r} has {len(column)} values for {rows} rows"
             )
+
+
+def _check_output(shape: tuple[int, ...], rows: tuple[int, ...], source: str) -> None:
+    if shape != rows:
+        raise TableLoadError(
+            source, f"the output table is {shape[0]} x {shape[1]}, the rows {rows[0]} x {rows[1]}"
+        )
 
 
 def _check_checkpoints(checkpoints: Checkpoints, shape: tuple[int, ...], source: str) -> None:

@@ -7,6 +7,7 @@
 // coloured by a column. Marks and their labels are drawn above everything else.
 
 import { bounds, Rotation } from "./camera.js";
+import { readableToken } from "./format.js";
 import { listenToGestures } from "./gestures.js";
 import { LabelLayer } from "./labels.js";
 import { COLORS, drawLinks, drawMark } from "./marks.js";
@@ -297,13 +298,15 @@ export class Plot {
     labels.begin(this.ctx, view.width, view.height);
     for (const mark of this.marks) {
       const { x, y } = this.screenOf(mark.point, mark.index);
-      labels.placeMark(mark.label ?? mark.point.token, x, y, mark.color ?? COLORS[mark.role]);
+      const text = mark.label ?? readableToken(mark.point);
+      labels.placeMark(text, x, y, mark.color ?? COLORS[mark.role]);
     }
     if (this.moving) return;
     let shown = 0;
     for (const i of this.matches) {
       if (shown++ >= MATCH_LABELS) break;
-      labels.place(this.points[i].token, view.screenX(this.xs[i]), view.screenY(this.ys[i]));
+      const [sx, sy] = [view.screenX(this.xs[i]), view.screenY(this.ys[i])];
+      labels.place(readableToken(this.points[i]), sx, sy);
     }
     const budget = Math.max(12, Math.round((view.width * view.height) / 7000));
     const scanned = Math.min(this.labelOrder.length, 6000);
@@ -311,7 +314,7 @@ export class Plot {
       const i = this.labelOrder[n];
       const [sx, sy] = [view.screenX(this.xs[i]), view.screenY(this.ys[i])];
       if (sx < 0 || sy < 0 || sx > view.width || sy > view.height) continue;
-      labels.place(this.points[i].token, sx, sy, { color: "#52606d" });
+      labels.place(readableToken(this.points[i]), sx, sy, { color: "#52606d" });
     }
   }
 

@@ -2,7 +2,7 @@
 
 import { get } from "./api.js";
 import { el, fill, parts } from "./dom.js";
-import { compact, integer } from "./format.js";
+import { compact, integer, percent } from "./format.js";
 
 /** The served tables ({name, rows, width, parameters, ...}) from GET /v1/tables. */
 export async function fetchTables() {
@@ -43,7 +43,18 @@ export class TablePicker {
     const columns = table.metadata_columns.length
       ? ` \u00b7 metadata: ${table.metadata_columns.join(", ")}` : "";
     facts.textContent = `${integer(table.rows)} rows \u00d7 ${table.width} dimensions \u00b7 ` +
-      `${compact(table.parameters)} parameters${columns}`;
+      `${compact(table.parameters)} parameters${modelFacts(table.model)}${columns}`;
     facts.title = `${integer(table.parameters)} parameters, from ${table.source}`;
   }
+}
+
+/** A language model's size table in a few words: its share of the model, padding, head. */
+function modelFacts(model) {
+  if (!model) return "";
+  const share = model.total_parameters
+    ? ` (${percent(model.embedding_share)} of ${compact(model.total_parameters)})` : "";
+  const padding = model.padding_rows ? ` \u00b7 ${integer(model.padding_rows)} padding rows` : "";
+  const head = model.head === "tied" ? "tied head"
+    : `untied head ${model.head} (${percent(model.output_share ?? 0)})`;
+  return `${share}${padding} \u00b7 ${head}`;
 }

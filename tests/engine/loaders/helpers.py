@@ -16,6 +16,8 @@ from tokenizers.pre_tokenizers import Whitespace
 from service.engine.errors import TableLoadError
 from service.engine.tables.table import EmbeddingTable
 
+# Where a BERT-style model keeps its input embedding (found without being named).
+BERT_TENSOR = "embeddings.word_embeddings.weight"
 TOKENS = ["the", "naïve", "日本", "king", "kings", "[UNK]", "a\u2028b"]
 
 

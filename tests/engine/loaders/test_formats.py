@@ -46,6 +46,7 @@ FILE_NAMES = {
     "projector": "t.bytes",
     "npy": "t.npy",
     "huggingface": "t.safetensors",
+    "gguf": "t.gguf",
     "prepared": "t.prepared",  # a folder
 }
 

@@ -14,12 +14,13 @@ from safetensors.numpy import save_file
 
 from service.engine.errors import TableLoadError
 from service.engine.loaders import (
-    DEFAULT_TENSOR,
+    LoadOptions,
     detect_format,
     load_huggingface,
     load_table,
 )
 from tests.engine.loaders.helpers import (
+    BERT_TENSOR,
     TOKENS,
     assert_table,
     load_error,
@@ -38,7 +39,7 @@ def save_model(folder: Path, tensors: dict[str, np.ndarray], vocab: bool = True)
 
 def test_huggingface_round_trips_safetensors_dir(tmp_path: Path, vectors: np.ndarray) -> None:
     other = np.zeros((3, 2), np.float32)
-    folder = save_model(tmp_path / "model", {DEFAULT_TENSOR: vectors, "pooler.weight": other})
+    folder = save_model(tmp_path / "model", {BERT_TENSOR: vectors, "pooler.weight": other})
     assert detect_format(folder) == "huggingface"
     assert_table(load_huggingface(folder), vectors, folder)
     assert_table(load_table(folder), vectors, folder)
@@ -65,7 +66,7 @@ def test_huggingface_widens_bfloat16(tmp_path: Path, vectors: np.ndarray) -> Non
     )
     folder = tmp_path / "bf16"
     folder.mkdir()
-    (folder / "model.safetensors").write_bytes(safetensors.serialize({DEFAULT_TENSOR: spec}))
+    (folder / "model.safetensors").write_bytes(safetensors.serialize({BERT_TENSOR: spec}))
     write_vocab(folder / "vocab.txt", TOKENS)
     expected = (top_half.astype(np.uint32) << 16).view(np.float32)
     assert_table(load_huggingface(folder), expected, folder)
@@ -73,7 +74,7 @@ def test_huggingface_widens_bfloat16(tmp_path: Path, vectors: np.ndarray) -> Non
 
 
 def test_huggingface_reads_tokenizer_json(tmp_path: Path, vectors: np.ndarray) -> None:
-    folder = save_model(tmp_path / "model", {DEFAULT_TENSOR: vectors}, vocab=False)
+    folder = save_model(tmp_path / "model", {BERT_TENSOR: vectors}, vocab=False)
     write_tokenizer(folder / "tokenizer.json", TOKENS)
     table = load_huggingface(folder)
     assert_table(table, vectors, folder)
@@ -84,10 +85,10 @@ def test_huggingface_reads_a_sharded_model(tmp_path: Path, vectors: np.ndarray) 
     folder = tmp_path / "sharded"
     folder.mkdir()
     save_file({"other": np.ones((2, 2), np.float32)}, str(folder / "model-00001-of-00002.st"))
-    save_file({DEFAULT_TENSOR: vectors}, str(folder / "model-00002-of-00002.safetensors"))
+    save_file({BERT_TENSOR: vectors}, str(folder / "model-00002-of-00002.safetensors"))
     weight_map = {
         "other": "model-00001-of-00002.st",
-        DEFAULT_TENSOR: "model-00002-of-00002.safetensors",
+        BERT_TENSOR: "model-00002-of-00002.safetensors",
     }
     index = {"metadata": {}, "weight_map": weight_map}
     (folder / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
@@ -107,7 +108,7 @@ def test_minilm_table_loads_fast() -> None:
 
 
 def test_safetensors_vocabulary_length_differs(tmp_path: Path, vectors: np.ndarray) -> None:
-    folder = save_model(tmp_path / "model", {DEFAULT_TENSOR: vectors[:-2]})
+    folder = save_model(tmp_path / "model", {BERT_TENSOR: vectors[:-2]})
     with load_error(folder / "vocab.txt", "vocabulary has 7 tokens but model has 5 rows"):
         load_huggingface(folder)
 
@@ -116,21 +117,24 @@ def test_safetensors_missing_tensor_lists_available(tmp_path: Path, vectors: np.
     folder = save_model(
         tmp_path / "model", {"a.bias": vectors[0], "z.embed_tokens.weight": vectors}
     )
-    with load_error(folder / "model.safetensors", f"no tensor {DEFAULT_TENSOR!r}; 2 tensors"):
-        load_huggingface(folder)
+    named = LoadOptions(tensor=BERT_TENSOR)
+    with load_error(folder / "model.safetensors", f"no tensor {BERT_TENSOR!r}; 2 tensors"):
+        load_huggingface(folder, named)
     with pytest.raises(TableLoadError, match=r"e\.g\. z\.embed_tokens\.weight, a\.bias$"):
-        load_huggingface(folder)
+        load_huggingface(folder, named)
+    # Unnamed, the one 2-D tensor with a row per token is the input embedding.
+    assert_table(load_huggingface(folder), vectors, folder)
 
 
 def test_safetensors_garbage_file(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
     path.write_bytes(b"not safetensors at all")
-    with load_error(path, "cannot read tensor"):
+    with load_error(path, "not a safetensors file: bad header length"):
         load_huggingface(path)
 
 
 def test_tokenizer_json_ids_must_be_contiguous(tmp_path: Path, vectors: np.ndarray) -> None:
-    folder = save_model(tmp_path / "model", {DEFAULT_TENSOR: vectors}, vocab=False)
+    folder = save_model(tmp_path / "model", {BERT_TENSOR: vectors}, vocab=False)
     vocab = {token: i * 2 for i, token in enumerate(TOKENS)}
     tokenizer = folder / "tokenizer.json"
     tokenizer.write_text(json.dumps({"model": {"vocab": vocab}}), encoding="utf-8")
@@ -145,7 +149,7 @@ def test_model_dir_without_weights(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_huggingface_limit(tmp_path: Path, vectors: np.ndarray, dtype: type) -> None:
-    folder = save_model(tmp_path / "model", {DEFAULT_TENSOR: vectors.astype(dtype)})
+    folder = save_model(tmp_path / "model", {BERT_TENSOR: vectors.astype(dtype)})
     table = load_table(folder, limit=3)
     assert table.tokens == tuple(TOKENS[:3])
     np.testing.assert_array_equal(table.vectors, vectors.astype(dtype)[:3].astype(np.float32))

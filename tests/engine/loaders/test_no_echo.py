@@ -11,7 +11,8 @@ import pytest
 from safetensors.numpy import save_file
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders import DEFAULT_TENSOR, FORMATS, load_table
+from service.engine.loaders import FORMATS, load_table
+from tests.engine.loaders.helpers import BERT_TENSOR
 
 MARKER = "QXJWKV"
 # A line like /etc/shadow's, beginning with the marker so a quoted first byte shows too.
@@ -77,7 +78,7 @@ def crafted_side_files(folder: Path) -> list[Path]:
     tokenizer_model = folder / "tokenizer-model"
     tokenizer_model.mkdir()
     save_file(
-        {DEFAULT_TENSOR: np.ones((2, 2), np.float32)}, str(tokenizer_model / "model.safetensors")
+        {BERT_TENSOR: np.ones((2, 2), np.float32)}, str(tokenizer_model / "model.safetensors")
     )
     tokenizer = {"model": {"vocab": {"a": MARKER, "b": 1}}}
     (tokenizer_model / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")

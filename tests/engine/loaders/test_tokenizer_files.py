@@ -10,9 +10,15 @@ from safetensors.numpy import save_file
 
 from service.engine.errors import TableLoadError
 from service.engine.files.reading import confined
-from service.engine.loaders import DEFAULT_TENSOR, load_huggingface, load_table
+from service.engine.loaders import load_huggingface, load_table
 from service.engine.tables.text import HuggingFaceTokenizer
-from tests.engine.loaders.helpers import TOKENS, load_error, write_tokenizer, write_vocab
+from tests.engine.loaders.helpers import (
+    BERT_TENSOR,
+    TOKENS,
+    load_error,
+    write_tokenizer,
+    write_vocab,
+)
 
 
 @pytest.fixture
@@ -20,7 +26,7 @@ def model(tmp_path: Path, vectors: np.ndarray) -> Path:
     """A model directory with its weights and vocab.txt, and no tokenizer.json yet."""
     folder = tmp_path / "model"
     folder.mkdir()
-    save_file({DEFAULT_TENSOR: vectors}, str(folder / "model.safetensors"))
+    save_file({BERT_TENSOR: vectors}, str(folder / "model.safetensors"))
     write_vocab(folder / "vocab.txt", TOKENS)
     return folder
 
