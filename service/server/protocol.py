@@ -58,6 +58,14 @@ def protocol_for(guard: ConnectionGuard) -> type[GuardedProtocol]:
     return type("GuardedProtocol", (GuardedProtocol,), {"guard": guard})
 
 
+# Bytes of a request that no parser callback reports: its method, version, spaces and line ends
+# (a method of up to 20 letters). Where a request began in a read is estimated from what the
+# callbacks reported before it plus this per earlier request: at or after where it did begin
+# (its head counted short by at most this much per earlier request in the read, so honest
+# pipelining is never refused), unless an earlier request's chunk-size lines sat in the read.
+REQUEST_LINE_ALLOWANCE = 40
+
+
 class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the guards of the module docstring."""
 
@@ -78,6 +86,10 @@ class GuardedProtocol(HttpToolsProtocol):
     trailers = False  # it sent header fields after its body
     began_in_read = False
     body_in_read = 0
+    # Bytes of this read the parser's callbacks reported (plus an allowance per request for its
+    # request line and blank line), and that count when the request being read began.
+    reported_in_read = 0
+    begun_at = 0
     send_timer: asyncio.TimerHandle | None = None
     running: Any = None  # the request cycle being answered
     shed = False  # the request being answered was refused at the in-flight limit
@@ -101,12 +113,15 @@ class GuardedProtocol(HttpToolsProtocol):
         """Count the bytes that are not body; refuse a request whose head, chunk framing or
         trailers outgrow their bounds (every request, pipelined ones included)."""
         self.began_in_read = False
-        self.body_in_read = 0
+        self.body_in_read = self.reported_in_read = 0
         super().data_received(data)
         if not self.began_in_read:
-            # A read in which a request began is counted by the parser's callbacks instead: its
-            # start may hold the end of the request before.
             self.framing += len(data) - self.body_in_read
+        elif self.in_head:
+            # A read in which a request began and did not finish its head: its start may hold
+            # the end of the request before, and the parser reports an unfinished header field
+            # only once it ends, so the head's share is the read after what came before it.
+            self.framing = max(self.framing, len(data) - self.begun_at)
         if not self.transport.is_closing():
             error = self._framing_error()
             if error is not None:
@@ -115,6 +130,8 @@ class GuardedProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         """A request's first byte: its count of bytes that are not body starts from zero."""
         super().on_message_begin()
+        self.begun_at = self.reported_in_read
+        self.reported_in_read += REQUEST_LINE_ALLOWANCE
         self.began_in_read = True
         self.in_head = True
         self.framing = self.head_size = self.body_size = 0
@@ -123,6 +140,7 @@ class GuardedProtocol(HttpToolsProtocol):
     def on_url(self, url: bytes) -> None:
         """Part of the request line: counted against max_header_bytes."""
         self.head_size += len(url)
+        self.reported_in_read += len(url)
         super().on_url(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
@@ -131,6 +149,7 @@ class GuardedProtocol(HttpToolsProtocol):
             self.trailers = True  # refused once the parser returns; never kept
             return
         self.head_size += len(name) + len(value) + 4
+        self.reported_in_read += len(name) + len(value) + 4
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
@@ -143,6 +162,7 @@ class GuardedProtocol(HttpToolsProtocol):
     def on_body(self, body: bytes) -> None:
         """Body bytes: bounded by max_body_bytes in the app, not counted as framing."""
         self.body_in_read += len(body)
+        self.reported_in_read += len(body)
         self.body_size += len(body)
         super().on_body(body)
 
