@@ -1,4 +1,5 @@
-"""Recall@10 against queries/s of benchmarks/index_sweep.py's points, one line per index."""
+"""Recall@10 against queries/s of benchmarks/index_sweep.py's points: one line per index,
+through its best settings (the grid's frontier)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,15 @@ def label(point: dict[str, Any]) -> str:
     return f"{kind} M={point.get('hnsw_m')}"
 
 
+def frontier(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The points no other point beats on both recall and q/s, by q/s (a grid's best line)."""
+    best: list[dict[str, Any]] = []
+    for point in sorted(points, key=lambda p: -p["queries_per_second"]):
+        if not best or point["recall_at_10"] > best[-1]["recall_at_10"]:
+            best.append(point)
+    return best[::-1]
+
+
 def plot(points: list[dict[str, Any]], exact_qps: float, path: Path, title: str) -> bool:
     """Draw the points (False without matplotlib, the bench extra)."""
     try:
@@ -32,7 +42,7 @@ def plot(points: list[dict[str, Any]], exact_qps: float, path: Path, title: str)
         lines[label(point)].append(point)
     figure, axis = plt.subplots(figsize=(8, 5))
     for name, members in lines.items():
-        members = sorted(members, key=lambda p: p["queries_per_second"])
+        members = frontier(members)
         axis.plot([p["queries_per_second"] for p in members],
                   [p["recall_at_10"] for p in members], "o-", markersize=3, label=name)  # fmt: skip
     axis.axvline(exact_qps, color="grey", linestyle=":", label="exact path")

@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"table: {args.table} ({table.rows:,} x {table.width}, "
         f"{table.rows * table.width * 4 / 2**20:,.0f} MiB of float32 rows)")  # fmt: skip
     exact = exact_rate(table, args.seconds)
-    say(f"exact path, one query per call, 1 thread: {exact:,.0f} q/s (recall 1 by definition)")
+    say(f"exact path, one query per call, 1 thread: {exact:,.1f} q/s (recall 1 by definition)")
     say("\n| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
     points: list[dict[str, Any]] = []
     for build, searches in builds(args):

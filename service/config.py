@@ -117,7 +117,10 @@ class TableSpec(BaseModel):
         description="IVF: lists (default: the power of two nearest sqrt(rows)); at most rows.",
     )
     nprobe: int | None = Field(
-        None, ge=1, le=1 << 20, description="IVF: lists searched per query (default nlist / 16)."
+        None,
+        ge=1,
+        le=1 << 20,
+        description="IVF: lists searched per query (default nlist / 16; fast-scan nlist / 8).",
     )
     max_nprobe: int | None = Field(
         None, ge=1, le=1 << 20, description="IVF: the largest nprobe a request may ask for."
@@ -127,7 +130,7 @@ class TableSpec(BaseModel):
         ge=1,
         le=65_536,
         description="IVF-PQ and fast-scan: sub-quantizers, must divide the width (default the "
-        "largest divisor of the width up to width / 4 for IVF-PQ, width / 2 for fast-scan).",
+        "largest divisor of the width up to width / 4 for IVF-PQ, the width for fast-scan).",
     )
     pq_bits: int = Field(
         8, ge=1, le=16, description="IVF-PQ: bits per sub-quantizer code (fast-scan's are 4)."

@@ -35,10 +35,9 @@ def clustered(rows: int = ROWS, seed: int = 0) -> EmbeddingTable:
 @pytest.fixture(scope="module", params=["hnsw", "ivf", "ivfpq", "fastscan"])
 def indexed(request: pytest.FixtureRequest) -> Indexing:
     table = clustered()
-    # Fast-scan at its default 2 dims a 4-bit code, its candidates 8 deep per result.
-    pq_m, k_factor = {"ivfpq": (8, 0), "fastscan": (0, 8)}.get(request.param, (0, 0))
-    wanted = IndexParameters(kind=request.param, pq_m=pq_m, k_factor=k_factor)
-    parameters = wanted.resolved(ROWS, WIDTH, "test")
+    # Fast-scan at its defaults: one dimension a 4-bit code, k_factor 4.
+    pq_m = 8 if request.param == "ivfpq" else 0
+    parameters = IndexParameters(kind=request.param, pq_m=pq_m).resolved(ROWS, WIDTH, "test")
     parameters = replace(parameters, nprobe=parameters.nlist // 2)
     indexing = Indexing(CosineSearch(table), parameters)
     indexing.build()

@@ -33,6 +33,7 @@ from service.engine.search.approximate import (
     ApproximateIndex,
     IndexKind,
     IndexParameters,
+    default_nprobe,
 )
 
 FORMAT = "embedding-service-index"
@@ -194,7 +195,7 @@ def parameters_of(index: Any, kind: IndexKind, asked: IndexParameters) -> IndexP
             ef_construction=int(index.hnsw.efConstruction),
         )
     ivf = faiss.extract_index_ivf(index)
-    nprobe = asked.nprobe or max(1, ivf.nlist // 16)
+    nprobe = asked.nprobe or default_nprobe(int(ivf.nlist), kind)
     built = replace(
         asked,
         kind=kind,

@@ -43,8 +43,13 @@ MAX_TRAIN_ROWS = 200_000
 DEFAULT_K_FACTOR: dict[IndexKind, int] = {"ivfpq": 4, "fastscan": 4}
 # Fast-scan codes are 4 bits (16 centroids per sub-quantizer): the layout its SIMD kernel reads.
 FASTSCAN_BITS = 4
-# Dimensions per fast-scan sub-quantizer by default (measured: BENCHMARKS.md, "Fast-scan").
-FASTSCAN_DIMS = 2
+# Dimensions per fast-scan sub-quantizer by default: one. Two (half the codes) lost 0.1-0.3
+# of recall@10 at equal q/s on GloVe 400k x 50 and the synthetic 3M x 300 (BENCHMARKS.md,
+# "Fast-scan"); one costs width / 2 bytes a row, 12.5% of the float32 rows plus the ids.
+FASTSCAN_DIMS = 1
+# Lists probed by default, nlist / this: fast-scan's cheap list scans afford twice IVF's
+# share (GloVe 400k: 0.941 at nlist / 16, 0.97 at nlist / 8).
+PROBE_SHARE: dict[IndexKind, int] = {"fastscan": 8}
 
 Progress = Callable[[int, int], None]
 # Rows measured for recall@10 when an index is built (indexes/recall.py holds them out).
@@ -75,7 +80,7 @@ class IndexParameters:
         """Defaults filled in for a table of `rows` x `width`; TableLoadError naming `where`
         for parameters that cannot work on it."""
         nlist = self.nlist or default_nlist(rows)
-        nprobe = self.nprobe or max(1, nlist // 16)
+        nprobe = self.nprobe or default_nprobe(nlist, self.kind)
         resolved = replace(
             self,
             nlist=nlist,
@@ -145,6 +150,11 @@ def held_out_count(rows: int, wanted: int) -> int:
 def default_nlist(rows: int) -> int:
     """IVF lists: the power of two nearest sqrt(rows), within [1, rows] and at most 65,536."""
     return max(1, min(rows, 65_536, 2 ** round(math.log2(max(1.0, math.sqrt(rows))))))
+
+
+def default_nprobe(nlist: int, kind: IndexKind) -> int:
+    """IVF lists searched per query: nlist / 16 (fast-scan: nlist / 8)."""
+    return max(1, nlist // PROBE_SHARE.get(kind, 16))
 
 
 def default_pq_m(width: int, kind: IndexKind = "ivfpq") -> int:
