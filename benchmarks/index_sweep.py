@@ -63,8 +63,9 @@ def builds(args: argparse.Namespace) -> list[tuple[Build, list[dict[str, int]]]]
         searches = [{"nprobe": p, "k_factor": k} for p in args.nprobe for k in args.k_factor
                     if p <= nlist]  # fmt: skip
         planned.append((Build("fastscan", {"nlist": nlist, "pq_m": pq_m}), searches))
-    if args.hnsw_ef:
-        planned.append((Build("hnsw", {}), [{"ef_search": ef} for ef in args.hnsw_ef]))
+    for kind, efforts in (("hnsw", args.hnsw_ef), ("hnswsq", args.hnswsq_ef)):
+        if efforts:
+            planned.append((Build(kind, {}), [{"ef_search": ef} for ef in efforts]))
     for nlist in args.ivf_nlist:
         planned.append((Build("ivf", {"nlist": nlist}), [{"nprobe": p} for p in args.ivf_nprobe
                                                          if p <= nlist]))  # fmt: skip
@@ -125,11 +126,13 @@ def exact_rate(table: EmbeddingTable, seconds: float) -> float:
 
 
 COLUMNS = ("kind", "build", "search", "recall@10", "q/s", "index MiB", "of table", "build s")
-SEARCH_KEYS = {"fastscan": ("nprobe", "k_factor"), "ivf": ("nprobe",), "hnsw": ("ef_search",)}
+SEARCH_KEYS = {"fastscan": ("nprobe", "k_factor"), "ivf": ("nprobe",), "hnsw": ("ef_search",),
+               "hnswsq": ("ef_search",)}  # fmt: skip
 BUILD_KEYS = {
     "fastscan": ("nlist", "pq_m"),
     "ivf": ("nlist",),
     "hnsw": ("hnsw_m", "ef_construction"),
+    "hnswsq": ("hnsw_m", "ef_construction"),
 }
 
 
@@ -158,6 +161,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--nprobe", type=int, nargs="*", default=[16, 32, 48, 64, 96])
     parser.add_argument("--k-factor", type=int, nargs="*", default=[2, 4, 8])
     parser.add_argument("--hnsw-ef", type=int, nargs="*", default=[32, 64, 128, 256])
+    parser.add_argument("--hnswsq-ef", type=int, nargs="*", default=[32, 64, 128, 256])
     parser.add_argument("--ivf-nlist", type=int, nargs="*", default=[1024])
     parser.add_argument("--ivf-nprobe", type=int, nargs="*", default=[16, 32, 64])
     parser.add_argument("--seconds", type=float, default=1.5, help="per q/s figure")

@@ -91,8 +91,9 @@ class TableSpec(BaseModel):
     index: IndexKind | None = Field(
         None,
         description="How neighbour candidates are found: 'exact' (a pass over every row), or "
-        "FAISS 'hnsw', 'ivf' (IVF-Flat), 'ivfpq', 'fastscan' (IVF-PQ with 4-bit fast-scan "
-        "codes) over the unit rows, candidates rescored exactly from the table's rows. "
+        "FAISS 'hnsw', 'hnswsq' (HNSW over 8-bit scalar-quantised rows), 'ivf' (IVF-Flat), "
+        "'ivfpq', 'fastscan' (IVF-PQ with 4-bit fast-scan codes) over the unit rows, "
+        "candidates rescored exactly from the table's rows. "
         "Unset: a prepared table's saved index if it has one, else exact. An index "
         "that is not saved is built in the background while the table serves exactly.",
     )

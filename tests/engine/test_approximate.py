@@ -32,7 +32,7 @@ def clustered(rows: int = ROWS, seed: int = 0) -> EmbeddingTable:
     return EmbeddingTable([f"w{i}" for i in range(rows)], vectors.astype(np.float32))
 
 
-@pytest.fixture(scope="module", params=["hnsw", "ivf", "ivfpq", "fastscan"])
+@pytest.fixture(scope="module", params=["hnsw", "hnswsq", "ivf", "ivfpq", "fastscan"])
 def indexed(request: pytest.FixtureRequest) -> Indexing:
     table = clustered()
     # Fast-scan at its defaults: one dimension a 4-bit code, k_factor 4.
@@ -147,7 +147,7 @@ def test_per_query_options_are_checked_against_the_index() -> None:
     ivf = IndexParameters(kind="ivf", nlist=64, nprobe=4, max_nprobe=32)
     with pytest.raises(LimitExceeded, match="nprobe is 33"):
         check_options(ivf, SearchOptions(nprobe=33))
-    with pytest.raises(InvalidQuery, match="ef_search applies to an hnsw"):
+    with pytest.raises(InvalidQuery, match="ef_search applies to an hnsw or hnswsq"):
         check_options(IndexParameters(), SearchOptions(ef_search=8))
     fastscan = IndexParameters(kind="fastscan", nlist=64, nprobe=4, max_nprobe=64, max_k_factor=8)
     check_options(fastscan, SearchOptions(nprobe=64, k_factor=8))

@@ -30,6 +30,7 @@ from service.engine.indexes.recall import Recall, Truth
 from service.engine.search.approximate import (
     DEFAULT_K_FACTOR,
     FASTSCAN_BITS,
+    GRAPHS,
     ApproximateIndex,
     IndexKind,
     IndexParameters,
@@ -159,7 +160,7 @@ def read_index(path: Path, parameters: IndexParameters, rows: int, width: int) -
     if index.metric_type != faiss.METRIC_INNER_PRODUCT:
         problems.append("its metric is not inner product")
     if kind is None:
-        problems.append(f"its type {type(index).__name__} is not hnsw, ivf, ivfpq or fastscan")
+        problems.append(f"its type {type(index).__name__} is not one the service searches")
     elif parameters.kind not in ("exact", kind):
         problems.append(f"it is an {kind} index, the table asks for {parameters.kind}")
     if problems:
@@ -175,6 +176,8 @@ def kind_of(index: Any) -> IndexKind | None:
     index = faiss.downcast_index(index)
     if isinstance(index, faiss.IndexHNSWFlat):
         return "hnsw"
+    if isinstance(index, faiss.IndexHNSWSQ):
+        return "hnswsq"
     if isinstance(index, faiss.IndexIVFPQ):
         return "ivfpq"
     if isinstance(index, faiss.IndexIVFPQFastScan):
@@ -187,7 +190,7 @@ def kind_of(index: Any) -> IndexKind | None:
 def parameters_of(index: Any, kind: IndexKind, asked: IndexParameters) -> IndexParameters:
     """The build parameters a read index has, with the search settings asked for."""
     index = faiss.downcast_index(index)
-    if kind == "hnsw":
+    if kind in GRAPHS:
         return replace(
             asked,
             kind=kind,

@@ -28,8 +28,11 @@ from service.engine.errors import InvalidQuery, LimitExceeded, TableLoadError
 from service.engine.search.queries import SearchOptions
 from service.engine.tables.rows import RowStore
 
-IndexKind = Literal["exact", "hnsw", "ivf", "ivfpq", "fastscan"]
-APPROXIMATE: tuple[IndexKind, ...] = ("hnsw", "ivf", "ivfpq", "fastscan")
+IndexKind = Literal["exact", "hnsw", "hnswsq", "ivf", "ivfpq", "fastscan"]
+APPROXIMATE: tuple[IndexKind, ...] = ("hnsw", "hnswsq", "ivf", "ivfpq", "fastscan")
+# HNSW graphs: over FAISS's float32 copy of the unit rows (hnsw), or over 8-bit scalar-quantised
+# ones (hnswsq: a quarter of the bytes; the exact rescoring makes up for the coarser ranking).
+GRAPHS: tuple[IndexKind, ...] = ("hnsw", "hnswsq")
 # Kinds that rank candidates by compressed codes: they propose k_factor times the candidates the
 # others do, and the exact rescoring picks the best of them.
 QUANTIZED: tuple[IndexKind, ...] = ("ivfpq", "fastscan")
@@ -43,6 +46,7 @@ MAX_TRAIN_ROWS = 200_000
 DEFAULT_K_FACTOR: dict[IndexKind, int] = {"ivfpq": 4, "fastscan": 4}
 # Fast-scan codes are 4 bits (16 centroids per sub-quantizer): the layout its SIMD kernel reads.
 FASTSCAN_BITS = 4
+EIGHT_BITS = faiss.ScalarQuantizer.QT_8bit
 # Dimensions per fast-scan sub-quantizer by default: one. Two (half the codes) lost 0.1-0.3
 # of recall@10 at equal q/s on GloVe 400k x 50 and the synthetic 3M x 300 (BENCHMARKS.md,
 # "Fast-scan"); one costs width / 2 bytes a row, 12.5% of the float32 rows plus the ids.
@@ -98,9 +102,9 @@ class IndexParameters:
         if self.kind == "exact":
             return
         problems = []
-        if self.kind == "hnsw" and not 1 <= self.ef_search <= self.max_ef_search:
+        if self.kind in GRAPHS and not 1 <= self.ef_search <= self.max_ef_search:
             problems.append(f"ef_search {self.ef_search} must be in [1, {self.max_ef_search}]")
-        if self.kind != "hnsw":
+        if self.kind not in GRAPHS:
             trainable = rows - held_out_count(rows, RECALL_ROWS)
             if not 1 <= self.nlist <= trainable:
                 problems.append(
@@ -134,6 +138,7 @@ class IndexParameters:
         keys = {
             "exact": (),
             "hnsw": ("hnsw_m", "ef_construction", "ef_search", "max_ef_search"),
+            "hnswsq": ("hnsw_m", "ef_construction", "ef_search", "max_ef_search"),
             "ivf": ("nlist", "nprobe", "max_nprobe"),
             "ivfpq": ("nlist", "nprobe", "max_nprobe", "pq_m", "pq_bits", "k_factor",
                       "max_k_factor"),
@@ -181,10 +186,11 @@ class ApproximateIndex:
     def nbytes(self) -> int:
         """Bytes the index holds: vectors or codes, plus graph links or list ids and centroids."""
         index = self.index
-        if self.kind == "hnsw":
+        if self.kind in GRAPHS:
             hnsw: Any = faiss.downcast_index(index)
             links = int(hnsw.hnsw.neighbors.size()) * 4
-            return int(index.ntotal * index.d * 4 + links)
+            storage: Any = faiss.downcast_index(hnsw.storage)
+            return int(index.ntotal * storage.code_size + links)
         ivf = faiss.extract_index_ivf(index)
         centroids = ivf.nlist * index.d * 4
         if self.kind == "fastscan":
@@ -204,7 +210,7 @@ class ApproximateIndex:
     def _search_parameters(
         self, depth: int, restrict: int | None, options: SearchOptions
     ) -> faiss.SearchParameters:
-        if self.kind == "hnsw":
+        if self.kind in GRAPHS:
             params: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
             params.efSearch = max(depth, options.ef_search or self.parameters.ef_search)
         else:
@@ -228,8 +234,10 @@ def check_options(parameters: IndexParameters, options: SearchOptions) -> None:
     its bounds (max_ef_search; max_nprobe, at most nlist; max_k_factor)."""
     kind = parameters.kind
     if options.ef_search is not None:
-        if kind != "hnsw":
-            raise InvalidQuery(f"ef_search applies to an hnsw index; this table's is {kind}")
+        if kind not in GRAPHS:
+            raise InvalidQuery(
+                f"ef_search applies to an hnsw or hnswsq index; this table's is {kind}"
+            )
         if options.ef_search > parameters.max_ef_search:
             raise LimitExceeded("ef_search", parameters.max_ef_search, options.ef_search)
     if options.nprobe is not None:
@@ -253,8 +261,11 @@ def empty_index(parameters: IndexParameters, width: int) -> Any:
     """An untrained FAISS index of the kind and build parameters asked for (inner product)."""
     metric = faiss.METRIC_INNER_PRODUCT
     index: Any
-    if parameters.kind == "hnsw":
-        index = faiss.IndexHNSWFlat(width, parameters.hnsw_m, metric)
+    if parameters.kind in GRAPHS:
+        if parameters.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(width, parameters.hnsw_m, metric)
+        else:
+            index = faiss.IndexHNSWSQ(width, EIGHT_BITS, parameters.hnsw_m, metric)  # type: ignore[arg-type]
         index.hnsw.efConstruction = parameters.ef_construction
         return index
     # FAISS's Python constructors keep a reference to the quantizer for the index's lifetime.
