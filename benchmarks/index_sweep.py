@@ -10,8 +10,10 @@ added in chunks, the recall truth of 200 held-out rows), with every core as `emb
 index build` does; then each search setting is measured with one compute thread, one query per
 call (CosineSearch.search, the candidates rescored exactly as served): recall@10 over the
 held-out token queries, and queries/s cycling through them. Memory is the index's own bytes
-(`ApproximateIndex.nbytes`), as a share of the table's float32 rows. Prints a table per kind and
-writes the points as JSON (and a plot with matplotlib, the bench extra).
+(`ApproximateIndex.nbytes`), as a share of the table's float32 rows. `--row-major` measures each
+point again, in the same run, on a row-major copy of the rows: what the served column layout
+costs the rescoring's gathers. Prints a table and writes the points as JSON (and a plot with
+matplotlib, the bench extra).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from benchmarks.big_tables_sweep import rate
 from service.engine.indexes.building import Indexing
@@ -83,8 +87,27 @@ def measure(
     return recall, per_second
 
 
+def row_major_rate(
+    search: CosineSearch, truth: Truth, options: SearchOptions, seconds: float
+) -> float:
+    """Queries/s of the same setting with the rows swapped for a row-major copy (--row-major):
+    what the column layout (tables/layout.py) costs the rescoring's row gathers. A benchmark
+    A/B only: the service never holds this second copy."""
+    table = search.table
+    served = table.vectors
+    object.__setattr__(table, "vectors", np.ascontiguousarray(served))
+    try:
+        return measure(search, truth, options, seconds)[1]
+    finally:
+        object.__setattr__(table, "vectors", served)
+
+
 def run_build(
-    table: EmbeddingTable, build: Build, searches: list[dict[str, int]], seconds: float
+    table: EmbeddingTable,
+    build: Build,
+    searches: list[dict[str, int]],
+    seconds: float,
+    row_major: bool = False,
 ) -> list[dict[str, Any]]:
     """Build one index (every core), then measure each search setting (one thread)."""
     import faiss
@@ -106,6 +129,8 @@ def run_build(
         )
         point = {"kind": build.kind, **parameters.described(), **search_options,
                  "recall_at_10": recall, "queries_per_second": per_second,
+                 "row_major_queries_per_second": None if not row_major else row_major_rate(
+                     indexing.search, indexing.truth, SearchOptions(**search_options), seconds),
                  "index_bytes": approximate.nbytes,
                  "memory_share": approximate.nbytes / table_bytes,
                  "build_seconds": approximate.build_seconds,
@@ -125,7 +150,16 @@ def exact_rate(table: EmbeddingTable, seconds: float) -> float:
     return rate(lambda i: len(search.search([queries[i % len(queries)]])), seconds)
 
 
-COLUMNS = ("kind", "build", "search", "recall@10", "q/s", "index MiB", "of table", "build s")
+COLUMNS = ("kind", "build", "search", "recall@10", "q/s", "q/s row-major", "index MiB",
+           "of table", "build s")  # fmt: skip
+
+
+def row_major_cell(point: dict[str, Any]) -> str:
+    """The row-major A/B's q/s, or a dash when it was not measured."""
+    value = point.get("row_major_queries_per_second")
+    return "-" if value is None else f"{value:,.0f}"
+
+
 SEARCH_KEYS = {"fastscan": ("nprobe", "k_factor"), "ivf": ("nprobe",), "hnsw": ("ef_search",),
                "hnswsq": ("ef_search",)}  # fmt: skip
 BUILD_KEYS = {
@@ -142,7 +176,8 @@ def row(point: dict[str, Any]) -> str:
     built = " ".join(f"{key}={point[key]}" for key in BUILD_KEYS[kind])
     searched = " ".join(f"{key}={point[key]}" for key in SEARCH_KEYS[kind])
     cells = (kind, built, searched, f"{point['recall_at_10']:.3f}",
-             f"{point['queries_per_second']:,.0f}", f"{point['index_bytes'] / 2**20:,.1f}",
+             f"{point['queries_per_second']:,.0f}", row_major_cell(point),
+             f"{point['index_bytes'] / 2**20:,.1f}",
              f"{point['memory_share']:.1%}", f"{point['build_seconds']:.1f}")  # fmt: skip
     return "| " + " | ".join(cells) + " |"
 
@@ -165,6 +200,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ivf-nlist", type=int, nargs="*", default=[1024])
     parser.add_argument("--ivf-nprobe", type=int, nargs="*", default=[16, 32, 64])
     parser.add_argument("--seconds", type=float, default=1.5, help="per q/s figure")
+    parser.add_argument("--row-major", action="store_true",
+                        help="also measure each point on a row-major copy of the rows")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="the points as JSON")
     parser.add_argument("--plot", type=Path, default=None, help="recall against q/s, a PNG")
     return parser.parse_args(argv)
@@ -183,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     say("\n| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
     points: list[dict[str, Any]] = []
     for build, searches in builds(args):
-        points += run_build(table, build, searches, args.seconds)
+        points += run_build(table, build, searches, args.seconds, args.row_major)
     say(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     if args.out is not None:
         args.out.write_text(json.dumps({"exact_qps": exact, "points": points}, indent=1))
