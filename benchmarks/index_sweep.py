@@ -150,6 +150,28 @@ def exact_rate(table: EmbeddingTable, seconds: float) -> float:
     return rate(lambda i: len(search.search([queries[i % len(queries)]])), seconds)
 
 
+def against_gensim(table: EmbeddingTable) -> str:
+    """The exact path's top 10 against gensim's most_similar on the same rows, for the held-out
+    token queries (gensim is in the test extra)."""
+    from gensim.models import KeyedVectors
+
+    from service.engine.indexes.recall import held_out_rows
+
+    search = CosineSearch(table)
+    rows = held_out_rows(search.store)
+    answers = search.search(queries_of(search, rows, SearchOptions(exact=True)))
+    vectors = KeyedVectors(table.width)
+    vectors.add_vectors(list(table.tokens), np.asarray(table.vectors))
+    same, gap = 0, 0.0
+    for row, answer in zip(rows.tolist(), answers, strict=True):
+        theirs = vectors.most_similar(positive=[table.tokens[row]], topn=10)
+        same += [vectors.get_index(word) for word, _ in theirs] == answer.ids.tolist()
+        gap = max(gap, float(np.max(np.abs(np.array([v for _, v in theirs]) - answer.scores))))
+    return (f"exact path against gensim most_similar on the same rows: {same}/{rows.size} "
+            f"held-out queries with the same top 10 in the same order, largest score gap "
+            f"{gap:.1e} (gensim scores in float32)")  # fmt: skip
+
+
 COLUMNS = ("kind", "build", "search", "recall@10", "q/s", "q/s row-major", "index MiB",
            "of table", "build s")  # fmt: skip
 
@@ -200,6 +222,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--ivf-nlist", type=int, nargs="*", default=[1024])
     parser.add_argument("--ivf-nprobe", type=int, nargs="*", default=[16, 32, 64])
     parser.add_argument("--seconds", type=float, default=1.5, help="per q/s figure")
+    parser.add_argument("--gensim", action="store_true", help="check the exact path on gensim")
     parser.add_argument("--row-major", action="store_true",
                         help="also measure each point on a row-major copy of the rows")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="the points as JSON")
@@ -217,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{table.rows * table.width * 4 / 2**20:,.0f} MiB of float32 rows)")  # fmt: skip
     exact = exact_rate(table, args.seconds)
     say(f"exact path, one query per call, 1 thread: {exact:,.1f} q/s (recall 1 by definition)")
+    if args.gensim:
+        say(against_gensim(table))
     say("\n| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
     points: list[dict[str, Any]] = []
     for build, searches in builds(args):
