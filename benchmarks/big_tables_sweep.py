@@ -222,12 +222,8 @@ def plot(results: dict, path: Path, title: str) -> bool:
     if exact:
         axis.axvline(exact["queries_per_second"], color="grey", linestyle=":",
                      label="exact path, batches of 32")  # fmt: skip
-    axis.axhline(0.95, color="red", linewidth=0.8, linestyle=":", label="recall 0.95")
-    axis.set_xscale("log")
-    axis.set_xlabel("queries (or requests) per second, 1 compute thread, 2 shared cores")
-    axis.set_ylabel("recall@10 against the exact path")
-    axis.set_title(f"Synthetic clustered table {title}: recall against throughput")
-    axis.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    from benchmarks.index_plot import finish
+
+    finish(figure, axis, "queries (or requests) per second, 1 compute thread, 2 shared cores",
+           f"Synthetic clustered table {title}: recall against throughput", path)  # fmt: skip
     return True

@@ -95,8 +95,10 @@ class TableSpec(BaseModel):
     index: IndexKind | None = Field(
         None,
         description="How neighbour candidates are found: 'exact' (a pass over every row), or "
-        "FAISS 'hnsw', 'ivf' (IVF-Flat), 'ivfpq' over the unit rows, candidates rescored "
-        "exactly. Unset: a prepared table's saved index if it has one, else exact. An index "
+        "FAISS 'hnsw', 'hnswsq' (HNSW over 8-bit scalar-quantised rows), 'ivf' (IVF-Flat), "
+        "'ivfpq', 'fastscan' (IVF-PQ with 4-bit fast-scan codes) over the unit rows, "
+        "candidates rescored exactly from the table's rows. "
+        "Unset: a prepared table's saved index if it has one, else exact. An index "
         "that is not saved is built in the background while the table serves exactly.",
     )
     index_path: Path | None = Field(
@@ -120,7 +122,10 @@ class TableSpec(BaseModel):
         description="IVF: lists (default: the power of two nearest sqrt(rows)); at most rows.",
     )
     nprobe: int | None = Field(
-        None, ge=1, le=1 << 20, description="IVF: lists searched per query (default nlist / 16)."
+        None,
+        ge=1,
+        le=1 << 20,
+        description="IVF: lists searched per query (default nlist / 16; fast-scan nlist / 8).",
     )
     max_nprobe: int | None = Field(
         None, ge=1, le=1 << 20, description="IVF: the largest nprobe a request may ask for."
@@ -129,10 +134,25 @@ class TableSpec(BaseModel):
         None,
         ge=1,
         le=65_536,
-        description="IVF-PQ: sub-quantizers (default the largest divisor of the width up to "
-        "width / 4); must divide the width.",
+        description="IVF-PQ and fast-scan: sub-quantizers, must divide the width (default the "
+        "largest divisor of the width up to width / 4 for IVF-PQ, the width for fast-scan).",
     )
-    pq_bits: int = Field(8, ge=1, le=16, description="IVF-PQ: bits per sub-quantizer code.")
+    pq_bits: int = Field(
+        8, ge=1, le=16, description="IVF-PQ: bits per sub-quantizer code (fast-scan's are 4)."
+    )
+    k_factor: int | None = Field(
+        None,
+        ge=1,
+        le=4096,
+        description="IVF-PQ and fast-scan: candidates proposed per result wanted, each rescored "
+        "exactly from the table's rows, when a request names none (default 4).",
+    )
+    max_k_factor: int = Field(
+        32,
+        ge=1,
+        le=4096,
+        description="IVF-PQ and fast-scan: the largest k_factor a request may ask for.",
+    )
 
     def index_parameters(self, kind: IndexKind) -> IndexParameters:
         """The index of `kind` this spec describes (sizes still to be resolved)."""
@@ -147,6 +167,8 @@ class TableSpec(BaseModel):
             max_nprobe=self.max_nprobe or 0,
             pq_m=self.pq_m or 0,
             pq_bits=self.pq_bits,
+            k_factor=self.k_factor or 0,
+            max_k_factor=self.max_k_factor,
         )
 
     @model_validator(mode="after")

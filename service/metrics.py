@@ -77,7 +77,7 @@ TABLE_SUSPECT_ROWS = Gauge(
     ["table"],
 )
 
-INDEX_KINDS = ("exact", "hnsw", "ivf", "ivfpq")
+INDEX_KINDS = ("exact", "hnsw", "hnswsq", "ivf", "ivfpq", "fastscan")
 INDEX_RECALL = Gauge(
     f"{PREFIX}_index_recall_at_10",
     "Recall@10 of each table's approximate index against the exact path, measured on held-out "

@@ -25,7 +25,8 @@ class SearchOptions(TypedDict, total=False):
 
     exclude: more tokens to leave out; restrict: search only the first N rows (gensim's
     restrict_vocab); exact: the exhaustive path even on a table with an approximate index;
-    ef_search / nprobe: an HNSW / IVF index's effort; checkpoint: which version of the rows.
+    ef_search / nprobe: an HNSW / IVF index's effort; k_factor: an IVF-PQ or fast-scan
+    index's candidates per result, rescored exactly; checkpoint: which version of the rows.
     """
 
     exclude: Sequence[str]
@@ -33,6 +34,7 @@ class SearchOptions(TypedDict, total=False):
     exact: bool
     ef_search: int | None
     nprobe: int | None
+    k_factor: int | None
     checkpoint: int | None
 
 

@@ -34,7 +34,9 @@ def add_index_options(parser: argparse.ArgumentParser, default: str | None) -> N
     parser.add_argument("--hnsw-m", type=int, help="HNSW links per node (32)")
     parser.add_argument("--ef-construction", type=int, help="HNSW efConstruction (64)")
     parser.add_argument("--nlist", type=int, help="IVF lists (the power of 2 near sqrt(rows))")
-    parser.add_argument("--pq-m", type=int, help="IVF-PQ sub-quantizers (a divisor of width)")
+    parser.add_argument(
+        "--pq-m", type=int, help="IVF-PQ, fast-scan sub-quantizers (divide the width)"
+    )
     parser.add_argument("--pq-bits", type=int, help="IVF-PQ bits per code (8)")
     parser.add_argument("--threads", type=int, help="threads for the build (default: all)")
 

@@ -164,10 +164,11 @@ class Resolver:
         )
 
     def search_options(self, request: NeighborsRequest | AnalogyRequest) -> SearchOptions:
-        """The request's exact / ef_search / nprobe, checked against the table's index."""
-        if not request.exact and request.ef_search is None and request.nprobe is None:
+        """The request's exact / ef_search / nprobe / k_factor, checked against the table's
+        index."""
+        options = SearchOptions(request.exact, request.ef_search, request.nprobe, request.k_factor)
+        if options == DEFAULT_SEARCH:
             return DEFAULT_SEARCH
-        options = SearchOptions(request.exact, request.ef_search, request.nprobe)
         check_options(self.served.indexing.parameters, options)
         return options
 

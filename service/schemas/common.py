@@ -173,8 +173,22 @@ Nprobe = Annotated[
     Field(
         ge=1,
         le=1 << 20,
-        description="IVF tables: lists searched for this query, at most the table's max_nprobe "
+        description="IVF, IVF-PQ and fast-scan tables: lists searched for this query, at most "
+        "the table's max_nprobe "
         "(422 beyond).",
+    ),
+    NUMBER_ONLY,
+]
+
+
+KFactor = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=4096,
+        description="IVF-PQ and fast-scan tables: candidates proposed per result, each "
+        "rescored exactly, at most the table's max_k_factor (422 beyond); a larger one finds "
+        "more true neighbours, slower.",
     ),
     NUMBER_ONLY,
 ]

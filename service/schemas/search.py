@@ -18,6 +18,7 @@ from service.schemas.common import (
     EfSearch,
     Exact,
     K,
+    KFactor,
     Matched,
     Neighbor,
     Nprobe,
@@ -49,6 +50,7 @@ class NeighborsRequest(Strict):
     exact: Exact = False
     ef_search: EfSearch | None = None
     nprobe: Nprobe | None = None
+    k_factor: KFactor | None = None
 
     @model_validator(mode="after")
     def _one_query(self) -> Self:
@@ -117,6 +119,7 @@ class AnalogyRequest(Strict):
     exact: Exact = False
     ef_search: EfSearch | None = None
     nprobe: Nprobe | None = None
+    k_factor: KFactor | None = None
 
 
 class SingleAnalogyRequest(AnalogyRequest):

@@ -19,7 +19,7 @@ class IndexInfo(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["exact", "hnsw", "ivf", "ivfpq"]
+    kind: Literal["exact", "hnsw", "hnswsq", "ivf", "ivfpq", "fastscan"]
     state: Literal["exact", "pending", "building", "measuring", "ready", "failed"] = Field(
         description="building: the table serves exactly until the index is ready."
     )

@@ -75,10 +75,34 @@ def test_per_request_options_within_bounds(hnsw_client: TestClient) -> None:
     )
     assert "ef_search is 301, above the limit of 300" in error["message"]
     assert_envelope(hnsw_client.post(url, json={"token": "w5", "nprobe": 2}), 422, "InvalidQuery")
+    assert_envelope(hnsw_client.post(url, json={"token": "w5", "k_factor": 2}), 422,
+                    "InvalidQuery")  # fmt: skip
     assert_envelope(hnsw_client.post(url, json={"token": "w5", "ef_search": 0}), 422,
                     "ValidationError")  # fmt: skip
     analogy = {"positive": ["w1", "w2"], "negative": ["w3"], "k": 3, "exact": True}
     assert hnsw_client.post("/v1/tables/big/analogy", json=analogy).status_code == 200
+
+
+def test_a_fastscan_table_rescores_exactly_and_bounds_its_depth(tmp_path: Path) -> None:
+    path = write_clustered(tmp_path / "tables")
+    spec = TableSpec(name="big", path=path, vocab=path.with_suffix(".vocab"), index="fastscan",
+                     k_factor=8, max_k_factor=16)  # fmt: skip
+    with TestClient(create_app(Settings(tables=[spec]))) as client:
+        index = wait_ready(client)["index"]
+        assert index["kind"] == "fastscan" and index["state"] == "ready"
+        assert index["parameters"]["k_factor"] == 8 and index["recall_at_10"] >= 0.9
+        assert 0 < index["bytes"] < ROWS * WIDTH * 4  # codes, not a copy of the rows
+        url = "/v1/tables/big/neighbors"
+        deep = client.post(url, json={"token": "w5", "k": 5, "k_factor": 16, "nprobe": 64})
+        exact = client.post(url, json={"token": "w5", "k": 5, "exact": True}).json()
+        assert deep.json()["neighbors"] == exact["neighbors"]  # every list, every candidate
+        error = assert_envelope(client.post(url, json={"token": "w5", "k_factor": 17}), 422,
+                                "LimitExceeded")  # fmt: skip
+        assert "k_factor is 17, above the limit of 16" in error["message"]
+        assert_envelope(client.post(url, json={"token": "w5", "ef_search": 8}), 422,
+                        "InvalidQuery")  # fmt: skip
+        assert_envelope(client.post(url, json={"token": "w5", "k_factor": 0}), 422,
+                        "ValidationError")  # fmt: skip
 
 
 def test_the_cache_holds_the_prepared_table_and_its_index(

@@ -32,10 +32,12 @@ def clustered(rows: int = ROWS, seed: int = 0) -> EmbeddingTable:
     return EmbeddingTable([f"w{i}" for i in range(rows)], vectors.astype(np.float32))
 
 
-@pytest.fixture(scope="module", params=["hnsw", "ivf", "ivfpq"])
+@pytest.fixture(scope="module", params=["hnsw", "hnswsq", "ivf", "ivfpq", "fastscan"])
 def indexed(request: pytest.FixtureRequest) -> Indexing:
     table = clustered()
-    parameters = IndexParameters(kind=request.param, pq_m=8).resolved(ROWS, WIDTH, "test")
+    # Fast-scan at its defaults: one dimension a 4-bit code, k_factor 4.
+    pq_m = 8 if request.param == "ivfpq" else 0
+    parameters = IndexParameters(kind=request.param, pq_m=pq_m).resolved(ROWS, WIDTH, "test")
     parameters = replace(parameters, nprobe=parameters.nlist // 2)
     indexing = Indexing(CosineSearch(table), parameters)
     indexing.build()
@@ -83,6 +85,30 @@ def test_every_reported_score_is_the_exact_cosine(indexed: Indexing) -> None:
     assert matched >= 0.9 * 10 * len(queries)
 
 
+def test_every_returned_score_is_the_float64_cosine_of_its_row(indexed: Indexing) -> None:
+    # Codes only rank candidates: each answer's score is recomputed from the table's own row.
+    index = indexed.search
+    rows = index.table.vectors.astype(np.float64)
+    for row in range(500, 520):
+        query = row_query(index, row, 10)
+        found = index.neighbors([query])[0]
+        unit = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-300)
+        expected = unit[found.ids] @ (rows[row] / np.linalg.norm(rows[row]))
+        np.testing.assert_allclose(found.scores, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_k_factor_deepens_the_candidates_of_code_indexes(indexed: Indexing) -> None:
+    approximate = indexed.approximate
+    assert approximate is not None
+    if approximate.kind not in ("ivfpq", "fastscan"):
+        pytest.skip("k_factor applies to indexes of codes")
+    direction = indexed.search.store.directions(np.array([3]))[None, 0].astype(np.float32)
+    shallow = approximate.candidates(direction, 10, None, SearchOptions(k_factor=1))
+    deep = approximate.candidates(direction, 10, None, SearchOptions(k_factor=8))
+    assert shallow.shape == (1, 10) and deep.shape == (1, 80)
+    np.testing.assert_array_equal(np.sort(shallow[0]), np.sort(deep[0, :10]))
+
+
 def test_exclusions_zero_rows_and_restrict_keep_their_meaning(indexed: Indexing) -> None:
     index = indexed.search
     plain = index.neighbors([row_query(index, 300, 10)])[0].ids
@@ -121,8 +147,14 @@ def test_per_query_options_are_checked_against_the_index() -> None:
     ivf = IndexParameters(kind="ivf", nlist=64, nprobe=4, max_nprobe=32)
     with pytest.raises(LimitExceeded, match="nprobe is 33"):
         check_options(ivf, SearchOptions(nprobe=33))
-    with pytest.raises(InvalidQuery, match="ef_search applies to an hnsw"):
+    with pytest.raises(InvalidQuery, match="ef_search applies to an hnsw or hnswsq"):
         check_options(IndexParameters(), SearchOptions(ef_search=8))
+    fastscan = IndexParameters(kind="fastscan", nlist=64, nprobe=4, max_nprobe=64, max_k_factor=8)
+    check_options(fastscan, SearchOptions(nprobe=64, k_factor=8))
+    with pytest.raises(LimitExceeded, match="k_factor is 9, above the limit of 8"):
+        check_options(fastscan, SearchOptions(k_factor=9))
+    with pytest.raises(InvalidQuery, match="k_factor applies to an ivfpq or fastscan"):
+        check_options(ivf, SearchOptions(k_factor=2))
 
 
 @pytest.mark.parametrize(
@@ -131,6 +163,8 @@ def test_per_query_options_are_checked_against_the_index() -> None:
         (IndexParameters(kind="ivf", nlist=ROWS + 1), "nlist 6001 lists need at least as many"),
         (IndexParameters(kind="hnsw", ef_search=2000), "ef_search 2000 must be in [1, 1024]"),
         (IndexParameters(kind="ivfpq", pq_m=5), "pq_m 5 must divide the width 24"),
+        (IndexParameters(kind="fastscan", pq_m=7), "pq_m 7 must divide the width 24"),
+        (IndexParameters(kind="fastscan", k_factor=40), "k_factor 40 must be in [1, 32]"),
     ],
 )
 def test_parameters_that_cannot_work_name_the_table(parameters, problem) -> None:

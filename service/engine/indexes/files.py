@@ -1,6 +1,9 @@
 """An approximate index on disk: the FAISS file and a JSON sidecar that ties it to its table.
 
-    hnsw.faiss    faiss.write_index's file (read back memory-mapped)
+    hnsw.faiss    faiss.write_index's file, read back memory-mapped (IO_FLAG_MMAP_IFC): several
+                  processes opening one index share its pages. FAISS maps the inverted lists of
+                  IVF and IVF-PQ; fast-scan's block lists it reads into memory (a few tens of
+                  bytes a row, a copy per process)
     hnsw.json     format, version, the table's fingerprint (prepared.fingerprint), shape, kind
                   and parameters, build time, and the held-out recall queries with their exact
                   answers, so a load measures recall without an exhaustive pass
@@ -13,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import faiss
 import numpy as np
 
 from service.engine.errors import TableLoadError
@@ -23,14 +28,18 @@ from service.engine.files.reading import require_file
 from service.engine.files.writing import check_file_target, staging_file
 from service.engine.indexes.recall import Recall, Truth
 from service.engine.search.approximate import (
+    DEFAULT_K_FACTOR,
+    FASTSCAN_BITS,
+    GRAPHS,
     ApproximateIndex,
+    IndexKind,
     IndexParameters,
-    read_index,
-    write_index,
+    default_nprobe,
 )
 
 FORMAT = "embedding-service-index"
 VERSION = 1
+READ_FLAGS = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY
 
 
 def sidecar_of(path: Path) -> Path:
@@ -129,3 +138,78 @@ def _read_sidecar(path: Path) -> dict[str, Any] | None:
     if facts.get("version") != VERSION or "truth_rows" not in facts or "truth" not in facts:
         raise TableLoadError(path, f"index sidecar version {facts.get('version')} unknown")
     return facts
+
+
+def write_index(index: ApproximateIndex, path: Path) -> None:
+    """Save the FAISS index to `path`."""
+    faiss.write_index(index.index, str(path))
+
+
+def read_index(path: Path, parameters: IndexParameters, rows: int, width: int) -> ApproximateIndex:
+    """A saved index, memory-mapped; TableLoadError unless it matches the table and kind."""
+    try:
+        index = faiss.read_index(str(path), READ_FLAGS)
+    except RuntimeError:
+        raise TableLoadError(path, "not a FAISS index file FAISS can read") from None
+    kind = kind_of(index)
+    problems = []
+    if index.ntotal != rows:
+        problems.append(f"it holds {index.ntotal} rows, the table {rows}")
+    if index.d != width:
+        problems.append(f"its width is {index.d}, the table's {width}")
+    if index.metric_type != faiss.METRIC_INNER_PRODUCT:
+        problems.append("its metric is not inner product")
+    if kind is None:
+        problems.append(f"its type {type(index).__name__} is not one the service searches")
+    elif parameters.kind not in ("exact", kind):
+        problems.append(f"it is an {kind} index, the table asks for {parameters.kind}")
+    if problems:
+        raise TableLoadError(path, "does not match its table: " + "; ".join(problems))
+    assert kind is not None
+    built = parameters_of(index, kind, parameters)
+    built.check(rows, width, path)
+    return ApproximateIndex(index, built, build_seconds=0.0)
+
+
+def kind_of(index: Any) -> IndexKind | None:
+    """Which kind a FAISS index is, or None for one the service does not search."""
+    index = faiss.downcast_index(index)
+    if isinstance(index, faiss.IndexHNSWFlat):
+        return "hnsw"
+    if isinstance(index, faiss.IndexHNSWSQ):
+        return "hnswsq"
+    if isinstance(index, faiss.IndexIVFPQ):
+        return "ivfpq"
+    if isinstance(index, faiss.IndexIVFPQFastScan):
+        return "fastscan"
+    if isinstance(index, faiss.IndexIVFFlat):
+        return "ivf"
+    return None
+
+
+def parameters_of(index: Any, kind: IndexKind, asked: IndexParameters) -> IndexParameters:
+    """The build parameters a read index has, with the search settings asked for."""
+    index = faiss.downcast_index(index)
+    if kind in GRAPHS:
+        return replace(
+            asked,
+            kind=kind,
+            hnsw_m=int(index.hnsw.nb_neighbors(1)),
+            ef_construction=int(index.hnsw.efConstruction),
+        )
+    ivf = faiss.extract_index_ivf(index)
+    nprobe = asked.nprobe or default_nprobe(int(ivf.nlist), kind)
+    built = replace(
+        asked,
+        kind=kind,
+        nlist=int(ivf.nlist),
+        nprobe=nprobe,
+        max_nprobe=asked.max_nprobe or ivf.nlist,
+    )
+    if kind == "ivfpq":
+        built = replace(built, pq_m=int(index.pq.M), pq_bits=int(index.pq.nbits))
+    if kind == "fastscan":
+        built = replace(built, pq_m=int(index.M), pq_bits=FASTSCAN_BITS)
+    if kind in DEFAULT_K_FACTOR:
+        built = replace(built, k_factor=asked.k_factor or DEFAULT_K_FACTOR[kind])
+    return built

@@ -1,4 +1,5 @@
-"""Approximate candidates from FAISS: HNSW, IVF-Flat and IVF-PQ over a table's unit rows.
+"""Approximate candidates from FAISS: HNSW, IVF-Flat, IVF-PQ and IVF-PQ fast-scan over a
+table's unit rows.
 
 An approximate index only proposes candidates; the search rescores them exactly in float64 from
 the stored rows (rescoring.py), so every reported score is the true cosine. What an index can
@@ -7,8 +8,8 @@ cost is recall: a true neighbour it never proposes is missing from the answer (R
 as zero vectors (rescoring drops them).
 
 Indexes are built chunk by chunk from the raw rows (never a second float32 copy of the table
-beyond FAISS's own storage), and saved and read with faiss.write_index / read_index, memory-
-mapped (IO_FLAG_MMAP_IFC): several processes opening one index share its pages.
+beyond FAISS's own storage; IVF-PQ and fast-scan hold only codes, and their candidates are ranked
+again exactly from the table's own rows), and saved and read by indexes/files.py.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
+from functools import cached_property
 from typing import Any, Literal
 
 import faiss
@@ -27,16 +28,32 @@ from service.engine.errors import InvalidQuery, LimitExceeded, TableLoadError
 from service.engine.search.queries import SearchOptions
 from service.engine.tables.rows import RowStore
 
-IndexKind = Literal["exact", "hnsw", "ivf", "ivfpq"]
-APPROXIMATE: tuple[IndexKind, ...] = ("hnsw", "ivf", "ivfpq")
+IndexKind = Literal["exact", "hnsw", "hnswsq", "ivf", "ivfpq", "fastscan"]
+APPROXIMATE: tuple[IndexKind, ...] = ("hnsw", "hnswsq", "ivf", "ivfpq", "fastscan")
+# HNSW graphs: over FAISS's float32 copy of the unit rows (hnsw), or over 8-bit scalar-quantised
+# ones (hnswsq: a quarter of the bytes; the exact rescoring makes up for the coarser ranking).
+GRAPHS: tuple[IndexKind, ...] = ("hnsw", "hnswsq")
+# Kinds that rank candidates by compressed codes: they propose k_factor times the candidates the
+# others do, and the exact rescoring picks the best of them.
+QUANTIZED: tuple[IndexKind, ...] = ("ivfpq", "fastscan")
 # Rows converted to unit float32 and added at once (65,536 x 300 floats are 79 MB).
 ADD_ROWS = 65_536
 # Training rows per IVF list (FAISS warns below 39), and at most this many in all.
 TRAIN_PER_LIST = 40
 MAX_TRAIN_ROWS = 200_000
-# IVF-PQ distances are coarse: ask it for this many times the candidates the others give.
-PQ_OVERSAMPLE = 4
-READ_FLAGS = faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY
+# k_factor when the table names none: IVF-PQ's as before fast-scan; fast-scan's measured
+# (BENCHMARKS.md, "Fast-scan").
+DEFAULT_K_FACTOR: dict[IndexKind, int] = {"ivfpq": 4, "fastscan": 4}
+# Fast-scan codes are 4 bits (16 centroids per sub-quantizer): the layout its SIMD kernel reads.
+FASTSCAN_BITS = 4
+EIGHT_BITS = faiss.ScalarQuantizer.QT_8bit
+# Dimensions per fast-scan sub-quantizer by default: one. Two (half the codes) lost 0.1-0.3
+# of recall@10 at equal q/s on GloVe 400k x 50 and the synthetic 3M x 300 (BENCHMARKS.md,
+# "Fast-scan"); one costs width / 2 bytes a row, 12.5% of the float32 rows plus the ids.
+FASTSCAN_DIMS = 1
+# Lists probed by default, nlist / this: fast-scan's cheap list scans afford twice IVF's
+# share (GloVe 400k: 0.941 at nlist / 16, 0.97 at nlist / 8).
+PROBE_SHARE: dict[IndexKind, int] = {"fastscan": 8}
 
 Progress = Callable[[int, int], None]
 # Rows measured for recall@10 when an index is built (indexes/recall.py holds them out).
@@ -60,18 +77,22 @@ class IndexParameters:
     max_nprobe: int = 0
     pq_m: int = 0
     pq_bits: int = 8
+    k_factor: int = 0
+    max_k_factor: int = 32
 
     def resolved(self, rows: int, width: int, where: object) -> IndexParameters:
         """Defaults filled in for a table of `rows` x `width`; TableLoadError naming `where`
         for parameters that cannot work on it."""
         nlist = self.nlist or default_nlist(rows)
-        nprobe = self.nprobe or max(1, nlist // 16)
+        nprobe = self.nprobe or default_nprobe(nlist, self.kind)
         resolved = replace(
             self,
             nlist=nlist,
             nprobe=nprobe,
             max_nprobe=self.max_nprobe or nlist,
-            pq_m=self.pq_m or default_pq_m(width),
+            pq_m=self.pq_m or default_pq_m(width, self.kind),
+            pq_bits=FASTSCAN_BITS if self.kind == "fastscan" else self.pq_bits,
+            k_factor=self.k_factor or DEFAULT_K_FACTOR.get(self.kind, 1),
         )
         resolved.check(rows, width, where)
         return resolved
@@ -81,9 +102,9 @@ class IndexParameters:
         if self.kind == "exact":
             return
         problems = []
-        if self.kind == "hnsw" and not 1 <= self.ef_search <= self.max_ef_search:
+        if self.kind in GRAPHS and not 1 <= self.ef_search <= self.max_ef_search:
             problems.append(f"ef_search {self.ef_search} must be in [1, {self.max_ef_search}]")
-        if self.kind != "hnsw":
+        if self.kind not in GRAPHS:
             trainable = rows - held_out_count(rows, RECALL_ROWS)
             if not 1 <= self.nlist <= trainable:
                 problems.append(
@@ -94,24 +115,35 @@ class IndexParameters:
                 )
             if not 1 <= self.nprobe <= min(self.max_nprobe, self.nlist):
                 problems.append(f"nprobe {self.nprobe} must be in [1, {self.max_nprobe}]")
-        if self.kind == "ivfpq" and width % self.pq_m:
+        if self.kind in QUANTIZED:
+            problems += self._quantizer_problems(rows, width)
+        if problems:
+            raise TableLoadError(where, f"index {self.kind}: " + "; ".join(problems))
+
+    def _quantizer_problems(self, rows: int, width: int) -> list[str]:
+        problems = []
+        if width % self.pq_m:
             problems.append(f"pq_m {self.pq_m} must divide the width {width}")
-        if self.kind == "ivfpq" and rows - held_out_count(rows, RECALL_ROWS) < 2**self.pq_bits:
+        if not 1 <= self.k_factor <= self.max_k_factor:
+            problems.append(f"k_factor {self.k_factor} must be in [1, {self.max_k_factor}]")
+        if rows - held_out_count(rows, RECALL_ROWS) < 2**self.pq_bits:
             problems.append(
                 f"pq_bits {self.pq_bits} codes need {2**self.pq_bits} rows to train, the table "
                 f"has {rows}: give a smaller pq_bits, or index ivf or hnsw"
             )
-        if problems:
-            raise TableLoadError(where, f"index {self.kind}: " + "; ".join(problems))
+        return problems
 
     def described(self) -> dict[str, int | str]:
         """The parameters that apply to this kind, for the table's facts."""
         keys = {
             "exact": (),
             "hnsw": ("hnsw_m", "ef_construction", "ef_search", "max_ef_search"),
+            "hnswsq": ("hnsw_m", "ef_construction", "ef_search", "max_ef_search"),
             "ivf": ("nlist", "nprobe", "max_nprobe"),
-            "ivfpq": ("nlist", "nprobe", "max_nprobe", "pq_m", "pq_bits"),
-        }[self.kind]
+            "ivfpq": ("nlist", "nprobe", "max_nprobe", "pq_m", "pq_bits", "k_factor",
+                      "max_k_factor"),
+            "fastscan": ("nlist", "nprobe", "max_nprobe", "pq_m", "k_factor", "max_k_factor"),
+        }[self.kind]  # fmt: skip
         return {"kind": self.kind, **{key: getattr(self, key) for key in keys}}
 
 
@@ -125,9 +157,16 @@ def default_nlist(rows: int) -> int:
     return max(1, min(rows, 65_536, 2 ** round(math.log2(max(1.0, math.sqrt(rows))))))
 
 
-def default_pq_m(width: int) -> int:
-    """PQ sub-quantizers: the largest divisor of the width at most width / 4 (4 dims each)."""
-    return max(m for m in range(1, max(1, width // 4) + 1) if width % m == 0)
+def default_nprobe(nlist: int, kind: IndexKind) -> int:
+    """IVF lists searched per query: nlist / 16 (fast-scan: nlist / 8)."""
+    return max(1, nlist // PROBE_SHARE.get(kind, 16))
+
+
+def default_pq_m(width: int, kind: IndexKind = "ivfpq") -> int:
+    """PQ sub-quantizers: the largest divisor of the width at most width / 4 (4 dims each) for
+    IVF-PQ's 8-bit codes; FASTSCAN_DIMS dims per 4-bit code for fast-scan."""
+    most = width // (FASTSCAN_DIMS if kind == "fastscan" else 4)
+    return max(m for m in range(1, max(1, most) + 1) if width % m == 0)
 
 
 class ApproximateIndex:
@@ -143,22 +182,27 @@ class ApproximateIndex:
         """hnsw, ivf or ivfpq."""
         return self.parameters.kind
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         """Bytes the index holds: vectors or codes, plus graph links or list ids and centroids."""
         index = self.index
-        if self.kind == "hnsw":
+        if self.kind in GRAPHS:
             hnsw: Any = faiss.downcast_index(index)
             links = int(hnsw.hnsw.neighbors.size()) * 4
-            return int(index.ntotal * index.d * 4 + links)
+            storage: Any = faiss.downcast_index(hnsw.storage)
+            return int(index.ntotal * storage.code_size + links)
         ivf = faiss.extract_index_ivf(index)
-        return int(index.ntotal * (ivf.code_size + 8) + ivf.nlist * index.d * 4)
+        centroids = ivf.nlist * index.d * 4
+        if self.kind == "fastscan":
+            return _block_list_bytes(ivf) + int(index.ntotal) * 8 + centroids
+        return int(index.ntotal * (ivf.code_size + 8) + centroids)
 
     def candidates(
         self, directions: np.ndarray, depth: int, restrict: int | None, options: SearchOptions
     ) -> np.ndarray:
         """(batch, depth) rows proposed for unit float32 `directions`; -1 pads."""
-        depth *= PQ_OVERSAMPLE if self.kind == "ivfpq" else 1
+        if self.kind in QUANTIZED:
+            depth *= options.k_factor or self.parameters.k_factor
         depth = min(depth, self.index.ntotal)
         params = self._search_parameters(depth, restrict, options)
         return self.index.search(directions, depth, params=params)[1]
@@ -166,7 +210,7 @@ class ApproximateIndex:
     def _search_parameters(
         self, depth: int, restrict: int | None, options: SearchOptions
     ) -> faiss.SearchParameters:
-        if self.kind == "hnsw":
+        if self.kind in GRAPHS:
             params: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
             params.efSearch = max(depth, options.ef_search or self.parameters.ef_search)
         else:
@@ -178,35 +222,60 @@ class ApproximateIndex:
         return params
 
 
+def _block_list_bytes(ivf: Any) -> int:
+    """Bytes of fast-scan's inverted lists: codes packed in blocks of n_per_block rows."""
+    lists: Any = faiss.downcast_InvertedLists(ivf.invlists)
+    sizes = np.fromiter((lists.list_size(i) for i in range(ivf.nlist)), np.int64, ivf.nlist)
+    return int(-(-sizes // lists.n_per_block).sum() * lists.block_size)
+
+
 def check_options(parameters: IndexParameters, options: SearchOptions) -> None:
     """InvalidQuery unless each option applies to the table's index kind; LimitExceeded beyond
-    its bounds (max_ef_search; max_nprobe, at most nlist)."""
+    its bounds (max_ef_search; max_nprobe, at most nlist; max_k_factor)."""
     kind = parameters.kind
     if options.ef_search is not None:
-        if kind != "hnsw":
-            raise InvalidQuery(f"ef_search applies to an hnsw index; this table's is {kind}")
+        if kind not in GRAPHS:
+            raise InvalidQuery(
+                f"ef_search applies to an hnsw or hnswsq index; this table's is {kind}"
+            )
         if options.ef_search > parameters.max_ef_search:
             raise LimitExceeded("ef_search", parameters.max_ef_search, options.ef_search)
     if options.nprobe is not None:
-        if kind not in ("ivf", "ivfpq"):
-            raise InvalidQuery(f"nprobe applies to an ivf or ivfpq index; this table's is {kind}")
+        if kind not in ("ivf", *QUANTIZED):
+            raise InvalidQuery(
+                f"nprobe applies to an ivf, ivfpq or fastscan index; this table's is {kind}"
+            )
         limit = min(parameters.max_nprobe, parameters.nlist)
         if options.nprobe > limit:
             raise LimitExceeded("nprobe", limit, options.nprobe)
+    if options.k_factor is not None:
+        if kind not in QUANTIZED:
+            raise InvalidQuery(
+                f"k_factor applies to an ivfpq or fastscan index; this table's is {kind}"
+            )
+        if options.k_factor > parameters.max_k_factor:
+            raise LimitExceeded("k_factor", parameters.max_k_factor, options.k_factor)
 
 
 def empty_index(parameters: IndexParameters, width: int) -> Any:
     """An untrained FAISS index of the kind and build parameters asked for (inner product)."""
     metric = faiss.METRIC_INNER_PRODUCT
     index: Any
-    if parameters.kind == "hnsw":
-        index = faiss.IndexHNSWFlat(width, parameters.hnsw_m, metric)
+    if parameters.kind in GRAPHS:
+        if parameters.kind == "hnsw":
+            index = faiss.IndexHNSWFlat(width, parameters.hnsw_m, metric)
+        else:
+            index = faiss.IndexHNSWSQ(width, EIGHT_BITS, parameters.hnsw_m, metric)  # type: ignore[arg-type]
         index.hnsw.efConstruction = parameters.ef_construction
         return index
     # FAISS's Python constructors keep a reference to the quantizer for the index's lifetime.
     quantizer = faiss.IndexFlatIP(width)
     if parameters.kind == "ivf":
         return faiss.IndexIVFFlat(quantizer, width, parameters.nlist, metric)
+    if parameters.kind == "fastscan":
+        return faiss.IndexIVFPQFastScan(
+            quantizer, width, parameters.nlist, parameters.pq_m, FASTSCAN_BITS, metric
+        )
     return faiss.IndexIVFPQ(
         quantizer, width, parameters.nlist, parameters.pq_m, parameters.pq_bits, metric
     )
@@ -249,70 +318,3 @@ def training_rows(
     chosen = np.sort(rng.choice(candidates, size=count, replace=False))
     scales = (1 / store.norms64[chosen]).astype(np.float32)
     return np.ascontiguousarray(store.vectors[chosen] * scales[:, None], dtype=np.float32)
-
-
-def write_index(index: ApproximateIndex, path: Path) -> None:
-    """Save the FAISS index to `path`."""
-    faiss.write_index(index.index, str(path))
-
-
-def read_index(path: Path, parameters: IndexParameters, rows: int, width: int) -> ApproximateIndex:
-    """A saved index, memory-mapped; TableLoadError unless it matches the table and kind."""
-    try:
-        index = faiss.read_index(str(path), READ_FLAGS)
-    except RuntimeError:
-        raise TableLoadError(path, "not a FAISS index file FAISS can read") from None
-    kind = kind_of(index)
-    problems = []
-    if index.ntotal != rows:
-        problems.append(f"it holds {index.ntotal} rows, the table {rows}")
-    if index.d != width:
-        problems.append(f"its width is {index.d}, the table's {width}")
-    if index.metric_type != faiss.METRIC_INNER_PRODUCT:
-        problems.append("its metric is not inner product")
-    if kind is None:
-        problems.append(f"its type {type(index).__name__} is not hnsw, ivf or ivfpq")
-    elif parameters.kind not in ("exact", kind):
-        problems.append(f"it is an {kind} index, the table asks for {parameters.kind}")
-    if problems:
-        raise TableLoadError(path, "does not match its table: " + "; ".join(problems))
-    assert kind is not None
-    built = parameters_of(index, kind, parameters)
-    built.check(rows, width, path)
-    return ApproximateIndex(index, built, build_seconds=0.0)
-
-
-def kind_of(index: Any) -> IndexKind | None:
-    """Which kind a FAISS index is, or None for one the service does not search."""
-    index = faiss.downcast_index(index)
-    if isinstance(index, faiss.IndexHNSWFlat):
-        return "hnsw"
-    if isinstance(index, faiss.IndexIVFPQ):
-        return "ivfpq"
-    if isinstance(index, faiss.IndexIVFFlat):
-        return "ivf"
-    return None
-
-
-def parameters_of(index: Any, kind: IndexKind, asked: IndexParameters) -> IndexParameters:
-    """The build parameters a read index has, with the search settings asked for."""
-    index = faiss.downcast_index(index)
-    if kind == "hnsw":
-        return replace(
-            asked,
-            kind=kind,
-            hnsw_m=int(index.hnsw.nb_neighbors(1)),
-            ef_construction=int(index.hnsw.efConstruction),
-        )
-    ivf = faiss.extract_index_ivf(index)
-    nprobe = asked.nprobe or max(1, ivf.nlist // 16)
-    built = replace(
-        asked,
-        kind=kind,
-        nlist=int(ivf.nlist),
-        nprobe=nprobe,
-        max_nprobe=asked.max_nprobe or ivf.nlist,
-    )
-    if kind == "ivfpq":
-        built = replace(built, pq_m=int(index.pq.M), pq_bits=int(index.pq.nbits))
-    return built

@@ -33,11 +33,13 @@ class Term:
 @dataclass(frozen=True)
 class SearchOptions:
     """Per-query search choices on a table with an approximate index: the exhaustive path
-    (`exact`), or the index's effort (HNSW's ef_search, IVF's nprobe); None: the table's."""
+    (`exact`), or the index's effort (HNSW's ef_search, IVF's nprobe, and for indexes of codes
+    the k_factor times more candidates rescored exactly); None: the table's."""
 
     exact: bool = False
     ef_search: int | None = None
     nprobe: int | None = None
+    k_factor: int | None = None
 
 
 DEFAULT_SEARCH = SearchOptions()

@@ -19,6 +19,9 @@ CHUNK = 512
 # Queries rescored together: their candidate and exclusion arrays are the other temporaries
 # (256 queries with k=1000 and 1,000 exclusions each held 25 MB of them at once).
 QUERY_CHUNK = 32
+# Candidate-exclusion pairs compared directly (a boolean matrix of this many cells, 64 KiB)
+# rather than through np.isin.
+SMALL_EXCLUSION_PRODUCT = 65_536
 
 
 def rescore(
@@ -73,9 +76,22 @@ def _dots(
         # Gathered in row order: rows stored by columns (tables/layout.py) are read from
         # `width` places each, and in order those reads share cache lines (2x faster).
         order = start + np.argsort(ids[start : start + CHUNK], kind="stable")
-        raw = vectors[ids[order]].astype(np.float64)
+        raw = gather_rows(vectors, ids[order]).astype(np.float64)
         dots[order] = np.sum(raw * directions[owner[order]], axis=1)
     return dots
+
+
+def gather_rows(vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Rows `ids` of `vectors` as a (len(ids), width) array, whatever the layout.
+
+    Rows stored by columns are taken column by column (np.take on the transposed view): each
+    column's reads then run forward through one contiguous column. On a 1M x 300 table, 240
+    rows took 2.0 ms against 6.1 ms by plain fancy indexing, which walks row by row across
+    every column.
+    """
+    if vectors.flags.f_contiguous and not vectors.flags.c_contiguous:
+        return np.take(vectors.T, ids, axis=1).T
+    return vectors[ids]
 
 
 def _excluded(
@@ -89,4 +105,9 @@ def _excluded(
     ]
     if not parts:
         return np.zeros(ids.size, dtype=bool)
-    return np.isin(owner * rows + ids, np.concatenate(parts))
+    pairs, excluded = owner * rows + ids, np.concatenate(parts)
+    if pairs.size * excluded.size <= SMALL_EXCLUSION_PRODUCT:
+        # np.isin sorts both sides: for one query's few exclusions that cost more than the
+        # rest of its rescoring (70 us of a 500 us fast-scan query).
+        return (pairs[:, None] == excluded[None, :]).any(axis=1)
+    return np.isin(pairs, excluded)
