@@ -4,6 +4,7 @@ diagnostics, text tokenizer and checkpoints, and how it was loaded."""
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -78,9 +79,19 @@ class CheckpointViews:
     """
 
     def __init__(self, served: ServedTable) -> None:
-        self.served = served
+        # A weak reference: the served table holds its views, and a cycle back to it kept every
+        # reloaded table's rows until the cyclic collector ran (a reload of MiniLM left 28 MB
+        # more resident each time, 178 -> 1,555 MiB over 50 reloads).
+        self._served = weakref.ref(served)
         self._lock = threading.Lock()
         self._views: OrderedDict[int, ServedTable] = OrderedDict()
+
+    @property
+    def served(self) -> ServedTable:
+        """The load these are views of (alive while anyone can ask for a view)."""
+        served = self._served()
+        assert served is not None, "a view asked of a table no longer held"
+        return served
 
     def kept(self, checkpoint: int) -> ServedTable | None:
         """The view of `checkpoint` if it is built and kept (no waiting for a build)."""

@@ -1,0 +1,60 @@
+"""A reload frees the old table once nothing holds it: no reference cycle keeps its rows until
+the cyclic collector happens to run (50 admin reloads of MiniLM took the server from 178 to
+1,555 MiB resident before)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from pathlib import Path
+
+import pytest
+
+from service.config import Settings, TableSpec
+from service.loading.tables import TableLoader, load_registry
+from tests.robustness.servers import call, server_process
+
+ADMIN = "an-admin-key-long-enough-1234"
+
+
+def test_a_reloaded_table_is_freed_by_reference_counting_alone(table_path: Path) -> None:
+    settings = Settings(tables=[TableSpec(name="small", path=table_path)])
+    registry = load_registry(settings)
+    loader = TableLoader(registry, settings)
+    old = weakref.ref(registry.get("small"))
+    rows = weakref.ref(registry.get("small").table)
+    gc.disable()
+    try:
+        loader.reload("small")
+        assert old() is None and rows() is None
+    finally:
+        gc.enable()
+
+
+def resident_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.slow
+def test_a_hundred_reloads_keep_resident_memory_flat(tmp_path: Path) -> None:
+    env = {
+        "EMBEDDING_SERVICE_ADMIN_KEY": ADMIN,
+        "EMBEDDING_SERVICE_ADMIN_TABLES_DIR": str(tmp_path),
+    }
+    headers = {"authorization": f"Bearer {ADMIN}"}
+    with server_process(env) as (process, base):
+        reload = f"{base}/v1/admin/tables/minilm/reload"
+        for _ in range(10):  # the allocator and the first diagnostics settle
+            assert call(reload, {}, headers)[0] == 200
+        settled = resident_mib(process.pid)
+        highest = settled
+        for _ in range(90):
+            assert call(reload, {}, headers)[0] == 200
+            highest = max(highest, resident_mib(process.pid))
+        # One more table's worth (45 MiB of rows, its norms, a reload in progress) at most.
+        assert highest - settled < 120, (settled, highest)
+        status, answer = call(f"{base}/v1/tables/minilm/neighbors", {"token": "king", "k": 1})
+        assert status == 200 and answer["neighbors"][0]["token"] == "kings"
