@@ -30,12 +30,13 @@ KernelName = Literal["blas", "faiss"]
 # fvec_inner_products_ny over the raw rows, against 3.4 ms for numpy's matrix-vector product
 # and about 10 ms for any matrix product of 2 to 4; BENCHMARKS.md).
 SMALL_BATCH = 3
-# Up to this many directions, rows stored by columns are scored as rows @ directions.T.
-ROWS_FIRST = 8
 # Batches are scored in multiples of this many directions, padded with zeros: OpenBLAS's sgemm
 # runs a batch whose size is not a multiple of its 4-wide micro-kernel at the cost of the next
-# multiple, or worse (1 thread, the default table's columns: 11 directions 8.5 ms, 12 directions
-# 6.7 ms; 7 as rows @ directions.T 8.0 ms, 8 5.4 ms; 31 13.9 ms, 32 11.4 ms).
+# multiple, or worse (1 thread, the default table's columns: 11 directions 8.5 ms, 12
+# directions 6.7 ms; 31 13.9 ms, 32 11.4 ms). rows @ directions.T, faster at 4 and 8 directions
+# in a quiet moment, lost to directions @ columns at 8 in every round of a loaded CI run
+# (525-582 against 685-809 q/s); at 4 it still won by 1.12x (683 against 610 q/s, one run).
+ROWS_FIRST = 4
 PAD_TO = 4
 # Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
 # slack, output scoring) could otherwise lose a near-tie to float32 rounding.
@@ -256,11 +257,11 @@ def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """(batch, rows) float32 inner products with rows stored by columns (rows.T is C order).
 
     One direction: a 1-row matrix product (as fast as FAISS's SIMD pass over rows stored row
-    after row); two: a matrix-vector product each over the columns; up to ROWS_FIRST:
-    rows @ directions.T, transposed (BLAS runs a tall product with few columns faster than a
-    short wide one); more: directions @ rows.T, one plain matrix product. From three on, the
-    directions are padded to a multiple of PAD_TO. The crossings were measured on the default
-    table, one thread (benchmarks/engine_throughput.py measures the result in one run).
+    after row); two: a matrix-vector product each over the columns; more: directions @ rows.T,
+    one plain matrix product, the directions padded to a multiple of PAD_TO; three or four
+    (padded to four): rows @ directions.T, transposed (BLAS runs a tall product with few
+    columns faster there than a short wide one). Measured on the
+    default table, one thread (benchmarks/engine_throughput.py measures the result in one run).
     """
     columns = rows.T
     count = len(directions)
