@@ -233,28 +233,20 @@ def check_options(parameters: IndexParameters, options: SearchOptions) -> None:
     """InvalidQuery unless each option applies to the table's index kind; LimitExceeded beyond
     its bounds (max_ef_search; max_nprobe, at most nlist; max_k_factor)."""
     kind = parameters.kind
-    if options.ef_search is not None:
-        if kind not in GRAPHS:
-            raise InvalidQuery(
-                f"ef_search applies to an hnsw or hnswsq index; this table's is {kind}"
-            )
-        if options.ef_search > parameters.max_ef_search:
-            raise LimitExceeded("ef_search", parameters.max_ef_search, options.ef_search)
-    if options.nprobe is not None:
-        if kind not in ("ivf", *QUANTIZED):
-            raise InvalidQuery(
-                f"nprobe applies to an ivf, ivfpq or fastscan index; this table's is {kind}"
-            )
-        limit = min(parameters.max_nprobe, parameters.nlist)
-        if options.nprobe > limit:
-            raise LimitExceeded("nprobe", limit, options.nprobe)
-    if options.k_factor is not None:
-        if kind not in QUANTIZED:
-            raise InvalidQuery(
-                f"k_factor applies to an ivfpq or fastscan index; this table's is {kind}"
-            )
-        if options.k_factor > parameters.max_k_factor:
-            raise LimitExceeded("k_factor", parameters.max_k_factor, options.k_factor)
+    rules = (
+        ("ef_search", GRAPHS, "an hnsw or hnswsq index", parameters.max_ef_search),
+        ("nprobe", ("ivf", *QUANTIZED), "an ivf, ivfpq or fastscan index",
+         min(parameters.max_nprobe, parameters.nlist)),
+        ("k_factor", QUANTIZED, "an ivfpq or fastscan index", parameters.max_k_factor),
+    )  # fmt: skip
+    for name, kinds, which, limit in rules:
+        value = getattr(options, name)
+        if value is None:
+            continue
+        if kind not in kinds:
+            raise InvalidQuery(f"{name} applies to {which}; this table's is {kind}")
+        if value > limit:
+            raise LimitExceeded(name, limit, value)
 
 
 def empty_index(parameters: IndexParameters, width: int) -> Any:
