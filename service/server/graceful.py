@@ -1,10 +1,11 @@
-"""uvicorn's server with two signals of its own: SIGTERM drains before stopping, SIGHUP reloads.
+"""uvicorn's server with signals of its own: SIGTERM drains, SIGHUP reloads, SIGUSR1 re-reads keys.
 
 SIGTERM: readiness turns 503 at once while requests are still served for `drain_seconds`, so
 load balancers stop routing here; then uvicorn stops accepting connections, lets in-flight
 requests finish within its `timeout_graceful_shutdown`, and the process exits. SIGINT (Ctrl-C)
 skips the drain. SIGHUP re-reads the key files and reloads every table in the background, each
-swapped in atomically.
+swapped in atomically. SIGUSR1 re-reads the key files only (key rotation without paying a
+reload of every table, or its memory).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ LOGGER = logging.getLogger("service.server.graceful")
 
 
 class GracefulServer(uvicorn.Server):
-    """A uvicorn.Server that drains on SIGTERM and reloads tables on SIGHUP."""
+    """A uvicorn.Server that drains on SIGTERM, reloads on SIGHUP, re-reads keys on SIGUSR1."""
 
     def __init__(
         self,
@@ -70,22 +71,32 @@ class GracefulServer(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
-        """uvicorn's SIGINT/SIGTERM handlers, plus SIGHUP for a reload."""
+        """uvicorn's SIGINT/SIGTERM handlers, plus SIGHUP (reload) and SIGUSR1 (keys)."""
         with super().capture_signals():
             if threading.current_thread() is not threading.main_thread():
                 yield
                 return
-            previous = signal.signal(signal.SIGHUP, self.handle_reload)
+            previous = {
+                signal.SIGHUP: signal.signal(signal.SIGHUP, self.handle_reload),
+                signal.SIGUSR1: signal.signal(signal.SIGUSR1, self.handle_keys),
+            }
             try:
                 yield
             finally:
-                signal.signal(signal.SIGHUP, previous)
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
 
     def handle_reload(self, sig: int, frame: FrameType | None) -> None:
         """Re-read the key files, then reload every table on a background thread; serving goes
         on meanwhile."""
         LOGGER.info("SIGHUP: reloading the key files and every table")
         threading.Thread(target=self._reload, name="reload", daemon=True).start()
+
+    def handle_keys(self, sig: int, frame: FrameType | None) -> None:
+        """Re-read the key files only, on a background thread (a slow file system never holds
+        the event loop); the tables are left as they are."""
+        LOGGER.info("SIGUSR1: re-reading the key files")
+        threading.Thread(target=self.keys.reload, name="keys", daemon=True).start()
 
     def _reload(self) -> None:
         self.keys.reload()

@@ -54,9 +54,10 @@ def serve(args: argparse.Namespace) -> int:
             return run_workers(args.argv, sock, settings.workers, ready_line(base_url(sock)))
 
     registry = Registry(expected=[spec.name for spec in settings.served_tables()])
-    # A reload asked for while loading would kill the process (SIGHUP's default): the tables
-    # being loaded are the files as they are now anyway.
+    # A reload or key re-read asked for while loading would kill the process (the signals'
+    # default): the tables and keys being loaded are the files as they are now anyway.
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     with nullcontext() if args.quiet_load else LoadingResponder(sock):
         load_all(registry, settings)
     report_ready(args.ready_fd)

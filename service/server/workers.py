@@ -10,7 +10,7 @@ worker's one-line error. Each worker is a whole server (its custom protocol and 
 batchers, its share of the answer cache) and loads the tables itself; a prepared table is
 memory-mapped, so the workers share one copy of its rows in the page cache. The parent only
 passes signals on: SIGTERM and SIGINT to every worker (each drains as a single server does),
-SIGHUP to every worker that is ready (each reloads its tables).
+SIGHUP and SIGUSR1 to every worker that is ready (each reloads its tables, or re-reads its keys).
 
 Until the server has started (every worker ready once), a worker that fails (exit code 2: a
 bad table; or any death within MIN_LIFETIME_SECONDS) stops them all: a crash loop at start is a
@@ -39,6 +39,8 @@ MIN_LIFETIME_SECONDS = 10.0
 # After the start, a worker that dies young is replaced after a wait that doubles up to this.
 FIRST_BACKOFF_SECONDS = 0.5
 MAX_BACKOFF_SECONDS = 30.0
+# Signals passed only to workers that have loaded (a reload, a key re-read).
+READY_ONLY = (signal.SIGHUP, signal.SIGUSR1)
 
 
 class Supervisor:
@@ -57,8 +59,8 @@ class Supervisor:
         # Slots waiting to be started again: when, and the wait that came before.
         self.restart_at: dict[int, float] = {}
         self.backoff: dict[int, float] = {}
-        # Workers that have loaded their tables: a SIGHUP goes only to them (one still
-        # starting has no handler yet, and loads the files as they are now anyway).
+        # Workers that have loaded their tables: a SIGHUP or SIGUSR1 goes only to them (one
+        # still starting has no handler yet, and reads the files as they are now anyway).
         self.ready: set[int] = set()
 
     def command(self, slot: int, ready_fd: int) -> list[str]:
@@ -94,12 +96,12 @@ class Supervisor:
         if sig in (signal.SIGTERM, signal.SIGINT):
             self.stopping = True
         for slot, (child, _) in self.children.items():
-            if child.poll() is None and (sig != signal.SIGHUP or slot in self.ready):
+            if child.poll() is None and (sig not in READY_ONLY or slot in self.ready):
                 child.send_signal(sig)
 
     def run(self) -> int:
         """Run until every worker has exited; the exit code of the server."""
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for sig in (signal.SIGTERM, signal.SIGINT, *READY_ONLY):
             signal.signal(sig, self.forward)
         for slot in range(self.workers):
             if not self.start(slot) or self.stopping:

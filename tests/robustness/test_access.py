@@ -227,3 +227,30 @@ def test_sighup_rereads_the_key_files_and_keeps_the_old_keys_if_one_empties(
         time.sleep(1)
         assert call(url, QUERY, bearer("new-key"))[0] == 200  # fails closed: old keys stay
         assert call(url, QUERY)[0] == 401
+
+
+@pytest.mark.slow
+def test_sigusr1_rotates_the_keys_of_every_worker_without_reloading_a_table(
+    table_path: Path, tmp_path: Path
+) -> None:
+    keys = tmp_path / "keys"
+    keys.write_text("old-key\n")
+    env = {
+        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table_path)}]),
+        "EMBEDDING_SERVICE_API_KEYS_FILE": str(keys),
+        "EMBEDDING_SERVICE_WORKERS": "2",
+    }
+    with server_process(env) as (process, base):
+        url = f"{base}{NEIGHBORS}"
+        table = f"{base}/v1/tables/small"
+        loaded = {call(table, headers=bearer("old-key"))[1]["loaded_at"] for _ in range(20)}
+        keys.write_text("new-key\n")
+        process.send_signal(signal.SIGUSR1)  # to the supervisor, which passes it on
+        # Each request is a new connection, taken by either worker: 20 in a row say both rotated.
+        assert wait_for(
+            lambda: all(call(url, QUERY, bearer("new-key"))[0] == 200 for _ in range(20))
+        )
+        assert {call(url, QUERY, bearer("old-key"))[0] for _ in range(20)} == {401}
+        after = {call(table, headers=bearer("new-key"))[1]["loaded_at"] for _ in range(20)}
+        assert after == loaded  # the same loads: no table was read again
+        assert process.poll() is None
