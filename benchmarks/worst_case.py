@@ -158,11 +158,15 @@ def invalid_bodies(settings: Settings) -> list[tuple[str, str, bytes, int]]:
     million = 1_000_000
     return [
         ("tokenize: detokenize, 1M booleans", "tokenize",
-         filled(limit, lambda n: {"detokenize": [True] * n}, million), 422),
+         filled(limit, lambda n: {"detokenize": [True] * n}, million), 413),
         ("tokenize: detokenize, over 1M strings", "tokenize",
-         filled(limit, lambda n: {"detokenize": ["a"] * n}), 422),
+         filled(limit, lambda n: {"detokenize": ["a"] * n}), 413),
+        ("tokenize: detokenize, max_body_values strings", "tokenize",
+         filled(limit, lambda n: {"detokenize": ["ab"] * n}, settings.max_body_values - 2), 422),
+        ("tokenize: 10,000 texts of commas (counted outside strings)", "tokenize",
+         filled(limit, lambda n: {"texts": ["," * (n // 10_000)] * 10_000}), 422),
         ("trajectory: 1M numbers as tokens", "trajectory",
-         filled(limit, lambda n: {"tokens": [1] * n}, million), 422),
+         filled(limit, lambda n: {"tokens": [1] * n}, million), 413),
         ("neighbors: a batch of empty objects", "neighbors",
          filled(limit, lambda n: {"queries": [{}] * n}), 413),
         ("similarity: pairs of empty objects", "similarity",
@@ -174,7 +178,9 @@ def invalid_bodies(settings: Settings) -> list[tuple[str, str, bytes, int]]:
         ("lookup: 10,000 booleans as ids", "lookup",
          filled(limit, lambda n: {"ids": [True] * n}, 10_000), 422),
         ("neighbors: one vector of 1M numbers", "neighbors",
-         filled(limit, lambda n: {"vector": [0.5] * n}), 422),
+         filled(limit, lambda n: {"vector": [0.5] * n}), 413),
+        ("neighbors: one vector of max_body_values numbers", "neighbors",
+         filled(limit, lambda n: {"vector": [-0.0123456] * n}, settings.max_body_values - 2), 422),
     ]  # fmt: skip
 
 

@@ -109,8 +109,8 @@ class BodyTooLarge(InvalidRequest):
 
 
 class TooManyValues(BodyTooLarge):
-    """The body holds more JSON objects and arrays than the server parses: `limit`. A batch
-    splits, as for BodyTooLarge."""
+    """The body holds more JSON values than the server parses (its max_body_values): `limit`.
+    A batch splits, as for BodyTooLarge."""
 
 
 class DimensionMismatch(InvalidRequest):

@@ -56,11 +56,13 @@ class BodyTimeout(ServiceError):
 
 
 class TooManyValues(ServiceError):
-    """The JSON body holds more objects and arrays than any request needs."""
+    """The JSON body holds more values than the server parses (max_body_values)."""
 
     def __init__(self, limit: int) -> None:
         super().__init__(
-            f"request body holds more than {limit} JSON objects and arrays; split it", limit=limit
+            f"request body holds more than {limit} JSON values (numbers, strings, objects, "
+            "arrays); split it, or send vectors as vectors_b64",
+            limit=limit,
         )
 
 

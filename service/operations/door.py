@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 from pydantic import ValidationError
 
@@ -34,12 +35,6 @@ from service.operations.catalog import Operation
 from service.operations.context import Context
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
-
-# The most JSON objects and arrays a body may hold: above any valid request (a batch of 10,000
-# analogies of a dozen object terms each holds 130,001), and parsed into at most ~20 MiB of
-# Python objects. A 4 MiB body of `[{},{},...]` is 1.4 million dicts, 130 MiB and 0.2 s of
-# parsing: refused from a count of its bytes before it is parsed.
-MAX_CONTAINERS = 2**18
 
 
 @dataclass(frozen=True)
@@ -60,7 +55,7 @@ async def answer(
 ) -> Encoded:
     """The whole answer to one query request, an error envelope included."""
     try:
-        data = parse_json(body, content_type)
+        data = parse_json(body, content_type, services.limits.settings.max_body_values)
         context = services.context(table)
         query = validate(operation, data)
         answered = await respond(operation, query, context)
@@ -71,34 +66,43 @@ async def answer(
     )
 
 
-def parse_json(body: bytes, content_type: str) -> Any:
-    """The body's JSON; UnsupportedMediaType or MalformedJSON otherwise."""
+def parse_json(body: bytes, content_type: str, most_values: int) -> Any:
+    """The body's JSON; UnsupportedMediaType, TooManyValues or MalformedJSON otherwise."""
     if not is_json(content_type):
         raise UnsupportedMediaType(content_type)
     if not body:
         return None  # no body at all: a request that is missing, as validation says
-    if containers(body) > MAX_CONTAINERS:
-        raise TooManyValues(MAX_CONTAINERS)
+    if values(body, most_values) > most_values:
+        raise TooManyValues(most_values)
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError as error:
         raise MalformedJSON(str(error)) from None
 
 
-def containers(body: bytes) -> int:
-    """How many JSON objects and arrays `body` opens: a count of its brackets, and when that is
-    over the limit, a count outside its strings (brackets inside text are not containers).
+# The bytes after which a JSON value can begin: every value but a document's first follows a
+# comma or an opening bracket.
+_VALUE_MARKS = (b",", b"[", b"{")
 
-    Outside strings: escaped backslashes, then escaped quotes, are dropped (valid JSON has no
-    backslash elsewhere), and every other piece between quotes is outside. All in C: 40 ms for
-    a 4 MiB body of a million strings.
+
+def values(body: bytes, most: int) -> int:
+    """An upper bound on the JSON values `body` holds: one plus its commas and opening brackets
+    outside strings. Parsing is the one cost paid before any check (a 4 MiB body of a million
+    one-letter strings: 130 ms and 106 MB of orjson), so the bound is read from the bytes.
+
+    First a count of every mark, in C (~3 ms for 4 MiB); only when that is over `most`, the
+    count outside strings: escaped backslashes, then escaped quotes, are dropped (valid JSON
+    has no backslash elsewhere) and a running parity of the quotes says which bytes are inside
+    one (numpy, ~26 ms and 12 MB for 4 MiB of quotes, where splitting it took 180 ms, 105 MB).
     """
-    count = body.count(b"{") + body.count(b"[")
-    if count > MAX_CONTAINERS:
-        pieces = body.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')
-        outside = b"".join(pieces[::2])
-        count = outside.count(b"{") + outside.count(b"[")
-    return count
+    count = 1 + sum(body.count(mark) for mark in _VALUE_MARKS)
+    if count <= most:
+        return count
+    text = np.frombuffer(body.replace(b"\\\\", b"").replace(b'\\"', b""), dtype=np.uint8)
+    inside = np.cumsum(text == ord('"'), dtype=np.uint8)  # wraps at 256: parity is kept
+    inside &= 1
+    marks = (text == ord(",")) | (text == ord("[")) | (text == ord("{"))
+    return 1 + int(np.count_nonzero(marks)) - int(np.count_nonzero(marks & inside.view(bool)))
 
 
 def validate(operation: Operation, data: Any) -> Any:

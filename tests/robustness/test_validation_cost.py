@@ -1,17 +1,21 @@
 """Validation is bounded before it is paid: an overlong list is refused without validating its
-items, and a body of more JSON objects and arrays than any request needs is refused before it
-is parsed (each would otherwise cost seconds of the event loop and hundreds of MiB)."""
+items, and a body of more JSON values than max_body_values is refused before it is parsed
+(each would otherwise cost seconds of the event loop and hundreds of MiB)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 
+import orjson
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from service.config import Settings
 from service.operations.catalog import OPERATIONS
-from service.operations.door import MAX_CONTAINERS, containers
+from service.operations.door import values
 from tests.robustness.conftest import AppFactory, assert_envelope
 
 SMALL = "/v1/tables/small"
@@ -21,6 +25,13 @@ JSON = {"content-type": "application/json"}
 @pytest.fixture
 def client(make_client: AppFactory) -> Iterator[TestClient]:
     with make_client(max_body_bytes=8 * 2**20) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def roomy(make_client: AppFactory) -> Iterator[TestClient]:
+    """Room for a million values: the list bounds are checked on parsed bodies."""
+    with make_client(max_body_bytes=8 * 2**20, max_body_values=2**24) as test_client:
         yield test_client
 
 
@@ -35,11 +46,11 @@ def client(make_client: AppFactory) -> Iterator[TestClient]:
     ],
 )
 def test_an_overlong_list_is_one_error_whatever_its_items(
-    client: TestClient, operation: str, field: str, item: object
+    roomy: TestClient, operation: str, field: str, item: object
 ) -> None:
     most = OPERATIONS[operation].most_items[field]
     body = json.dumps({field: [item] * (most + 1)})
-    response = client.post(f"{SMALL}/{operation}", content=body, headers=JSON)
+    response = roomy.post(f"{SMALL}/{operation}", content=body, headers=JSON)
     error = assert_envelope(response, 422, "ValidationError")
     assert error["errors"] == [
         {
@@ -64,17 +75,79 @@ def test_the_bounds_come_from_every_body_the_schema_admits() -> None:
     assert "analogies" not in OPERATIONS["evaluate"].most_items  # a string, not a list
 
 
-def test_a_body_of_too_many_objects_is_refused_before_it_is_parsed(client: TestClient) -> None:
-    body = b'{"queries": [' + b"{}," * MAX_CONTAINERS + b"{}]}"
-    response = client.post(f"{SMALL}/neighbors", content=body, headers=JSON)
+MOST = Settings().max_body_values
+
+
+@pytest.mark.parametrize(
+    ("operation", "items"),
+    [
+        ("neighbors", b'{"queries": [' + b"{}," * MOST + b"{}]}"),  # objects
+        ("tokenize", b'{"detokenize": [' + b'"a",' * MOST + b'"a"]}'),  # one-letter strings
+        ("tokenize", b'{"detokenize": [' + b"1," * MOST + b"1]}"),  # numbers (valid ids)
+        ("neighbors", b'{"vector": [' + b"0.5," * MOST + b"0.5]}"),  # one vector
+    ],
+)
+def test_a_body_of_too_many_values_is_refused_before_it_is_parsed(
+    client: TestClient, operation: str, items: bytes
+) -> None:
+    response = client.post(f"{SMALL}/{operation}", content=items, headers=JSON)
     error = assert_envelope(response, 413, "TooManyValues")
-    assert error["limit"] == MAX_CONTAINERS
+    assert error["limit"] == MOST
     assert client.get("/healthz").status_code == 200
 
 
-def test_brackets_inside_strings_are_not_containers(client: TestClient) -> None:
-    text = "{[" * MAX_CONTAINERS + '\\"{'
-    body = json.dumps({"texts": [text, "[", "\\"], "nested": [[{}]]}).encode()
-    assert containers(body) == 5  # the object, texts, nested, its list, its object
+def test_a_body_at_the_limit_is_parsed_and_one_more_value_is_not(client: TestClient) -> None:
+    body = b'{"detokenize": [' + b"1," * (MOST - 3) + b"1]}"  # the object, the list, its items
+    assert values(body, MOST) == MOST
+    response = client.post(f"{SMALL}/tokenize", content=body, headers=JSON)
+    error = assert_envelope(response, 422, "LimitExceeded")  # parsed: max_batch said no
+    assert error["got"] == MOST - 2
+    longer = body.replace(b"[", b"[1,", 1)
+    assert_envelope(
+        client.post(f"{SMALL}/tokenize", content=longer, headers=JSON), 413, "TooManyValues"
+    )
+
+
+def test_commas_and_brackets_inside_strings_are_not_values(client: TestClient) -> None:
+    text = "{[," * MOST + '\\"{,'
+    body = json.dumps({"texts": [text, "[", "\\", ","], "nested": [[{}]]}).encode()
+    assert values(body, MOST) == 10  # the document, its two members, 4 texts, 3 nested
     response = client.post(f"{SMALL}/tokenize", content=json.dumps({"text": text}), headers=JSON)
     assert response.status_code != 413, response.text
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.text(alphabet='",[]{}\\ab\n\u00e9'),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet='",[{\\a'), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_the_count_is_one_per_value_past_the_first_of_each_container(document: object) -> None:
+    def expected(value: object) -> int:
+        if isinstance(value, list | dict):
+            items = value.values() if isinstance(value, dict) else value
+            return 1 + sum(expected(item) for item in items)
+        return 1
+
+    body = orjson.dumps(document)
+    # The count is exact for the marks outside strings: commas and opening brackets, plus one.
+    # An empty container holds no value after its bracket, so the bound is over by one each.
+    empties = _empty_containers(document)
+    assert values(body, 0) == expected(document) + empties
+    assert values(body, 10**9) >= values(body, 0)  # the quick count never under-counts
+
+
+def _empty_containers(value: object) -> int:
+    if isinstance(value, list | dict):
+        items = list(value.values() if isinstance(value, dict) else value)
+        return (not items) + sum(_empty_containers(item) for item in items)
+    return 0
