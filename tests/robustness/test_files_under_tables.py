@@ -14,6 +14,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from service.engine.loaders.formats import load_table
+from service.engine.tables.layout import maps_a_file
 from tests.conftest import small_vectors
 from tests.robustness.conftest import write_table
 from tests.robustness.servers import call, server_process
@@ -31,7 +36,13 @@ def served(path: Path) -> dict[str, str]:
     return {"EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(path)}])}
 
 
-def test_a_source_file_rewritten_or_truncated_in_place_is_served_on(table_path: Path) -> None:
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_source_file_rewritten_or_truncated_in_place_is_served_on(
+    tmp_path: Path, order: str
+) -> None:
+    # By columns ("F"), a float32 .npy is already in the served layout: it was once served as
+    # a view of its mapped file, and the truncation below ended the server with SIGBUS.
+    table_path = write_table(tmp_path / "tables", np.array(small_vectors(), order=order))
     with server_process(served(table_path)) as (process, base):
         before = nearest(base)
         data = table_path.read_bytes()
@@ -71,3 +82,11 @@ def test_a_served_prepared_folder_replaced_by_prepare_is_served_on(tmp_path: Pat
             time.sleep(0.1)
         assert nearest(base) != before
         assert process.poll() is None
+
+
+def test_a_table_loaded_from_a_npy_file_holds_no_view_of_it(tmp_path: Path) -> None:
+    for order in ("C", "F"):
+        path = write_table(tmp_path / order, np.array(small_vectors(), order=order))
+        table = load_table(path)
+        assert not maps_a_file(table.vectors)
+        assert np.array_equal(table.vectors, small_vectors())

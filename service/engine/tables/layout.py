@@ -57,14 +57,25 @@ def as_columns(array: Any) -> np.ndarray:
     """`array` as float32 rows in Fortran order: itself when it already is one in memory, else
     a copy made BLOCK_ROWS rows at a time (so a wider or memory-mapped source never has a
     second full copy, and a table never holds a view of a source file that may change)."""
-    in_memory = not isinstance(array, np.memmap)
-    if in_memory and array.dtype == np.float32 and array.flags.f_contiguous:
+    if not maps_a_file(array) and array.dtype == np.float32 and array.flags.f_contiguous:
         return np.asarray(array)
     rows, width = array.shape
     columns = blank_columns(rows, width)
     for start in range(0, rows, BLOCK_ROWS):
         columns[start : start + BLOCK_ROWS] = array[start : start + BLOCK_ROWS]
     return columns
+
+
+def maps_a_file(array: Any) -> bool:
+    """Whether `array` is, or is a view of, memory mapped from a file. np.asarray of a memmap
+    is a plain ndarray over the same mapping, so the chain of bases is walked: a float32 .npy
+    saved by columns once slipped through as a view, and truncating its file killed the
+    server with SIGBUS (loadtests.attacks.served_file_rewrites)."""
+    while array is not None:
+        if isinstance(array, np.memmap | mmap.mmap):
+            return True
+        array = getattr(array, "base", None)
+    return False
 
 
 def row_norms(vectors: np.ndarray) -> np.ndarray:
