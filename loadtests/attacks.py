@@ -1,4 +1,4 @@
-"""The attacks of issue 10, each from one hostile but authenticated client, bounded in time.
+"""The attacks of issues 10 and 24, each from one hostile client, bounded in time.
 
 Every attack talks to 127.0.0.1 only and returns a short note of what it did and saw; the
 harness (loadtests/attack.py) judges the server by its health, memory and a probe client.
@@ -9,7 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
+import shutil
+import signal
 import socket
+import subprocess
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -19,8 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.server import start_server
 from benchmarks.workloads import default_vocabulary, random_vectors, vector_bodies
+from benchmarks.worst_case import invalid_bodies
 from benchmarks.wrk import run_wrk
+from service.config import Settings
 
 # Whole-word tokens of the default table, for well-formed queries.
 WORDS = [t for t in default_vocabulary().tokens[2000:] if t.isalpha()][:6000]
@@ -54,6 +62,10 @@ class Target:
         with self.connect() as sock:
             sock.sendall(self.request(path, body, key))
             return read_answer(sock)
+
+
+class Refuted(Exception):
+    """The attack saw the server fail in a way the probe cannot (raised with what it saw)."""
 
 
 @dataclass(frozen=True)
@@ -427,6 +439,240 @@ def _all_finite(value: object) -> bool:
     return value is not None and (not isinstance(value, float) or math.isfinite(value))
 
 
+# --- 9: issue 24: bytes before the body, validation cost, workers, reloads, files ----------
+
+
+def _stream_until_refused(target: Target, head: bytes, piece: bytes, most: int) -> str:
+    """Send `head`, then `piece` again and again until the server stops reading or `most`
+    bytes are sent; what was sent and what the server answered."""
+    sent = 0
+    with target.connect() as sock:
+        sock.settimeout(5)
+        with contextlib.suppress(OSError):
+            sock.sendall(head)
+            while sent < most:
+                sock.sendall(piece)
+                sent += len(piece)
+        with contextlib.suppress(OSError):
+            status, _ = read_answer(sock)
+            return f"{status or 'closed'} after {sent / 2**20:.1f} MiB"
+    return f"reset after {sent / 2**20:.1f} MiB"
+
+
+def _stream_attack(name: str, head: Callable[[Target], bytes], piece: bytes) -> Callable:
+    """Four connections at once, each streaming up to 64 MiB of `piece` after `head`; Refuted
+    if any got that far (a bound that held refuses in its first MiB or so)."""
+    most = 64 * 2**20
+
+    def run(target: Target) -> str:
+        with ThreadPoolExecutor(4) as pool:
+            notes = list(pool.map(lambda t: _stream_until_refused(t, head(t), piece, most),
+                                  [target] * 4))  # fmt: skip
+        if any(f"after {most / 2**20:.1f} MiB" in note for note in notes):
+            raise Refuted(f"{name}: the server read 64 MiB: {'; '.join(notes)}")
+        return "; ".join(notes)
+
+    return run
+
+
+def endless_trailers(seconds: float) -> Callable[[Target], str]:
+    """No key: GET /healthz chunked, a one-byte body, then trailer lines that never end."""
+    head = (
+        b"GET /healthz HTTP/1.1\r\nHost: attack\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"1\r\na\r\n0\r\n"
+    )
+    line = b"t: " + b"x" * 200 + b"\r\n"
+    return _stream_attack("trailers", lambda target: head, line * 256)
+
+
+def pipelined_head(seconds: float) -> Callable[[Target], str]:
+    """A full neighbours request, then a second request's head that never ends, pipelined."""
+
+    def head(target: Target) -> bytes:
+        first = target.request("/v1/tables/minilm/neighbors", b'{"token": "king", "k": 1000}')
+        return first + b"GET /healthz HTTP/1.1\r\nHost: attack\r\nX-Padding: "
+
+    return _stream_attack("pipelined head", head, b"a" * 65536)
+
+
+def chunk_extensions(seconds: float) -> Callable[[Target], str]:
+    """A chunked body of one-byte chunks, each with a 4 KiB chunk extension."""
+
+    def head(target: Target) -> bytes:
+        return (
+            b"POST /v1/tables/minilm/neighbors HTTP/1.1\r\nHost: attack\r\n"
+            b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+            b"Authorization: Bearer " + target.api_key.encode() + b"\r\n\r\n"
+        )
+
+    return _stream_attack("chunk extensions", head, (b"1;e=" + b"x" * 4096 + b"\r\n \r\n") * 16)
+
+
+def worst_invalid_bodies(seconds: float) -> Callable[[Target], str]:
+    """Two clients looping the costliest refusal of every operation (benchmarks.worst_case),
+    each checked to be refused with its status."""
+    bodies = invalid_bodies(Settings())
+
+    def run(target: Target) -> str:
+        statuses: Counter[int] = Counter()
+        wrong: list[str] = []
+        deadline = time.monotonic() + seconds
+
+        def client(start: int) -> None:
+            i = start
+            while time.monotonic() < deadline:
+                name, path, body, expected = bodies[i % len(bodies)]
+                status, _ = target.call(f"/v1/tables/minilm/{path}", body)
+                statuses[status] += 1
+                if status != expected:
+                    wrong.append(f"{name}: {status}, not {expected}")
+                i += 1
+
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(client, range(2)))
+        if wrong:
+            raise Refuted("; ".join(sorted(set(wrong))))
+        return f"{len(bodies)} bodies, {summary(statuses)}"
+
+    return run
+
+
+def reload_churn(seconds: float) -> Callable[[Target], str]:
+    """The default table reloaded through the admin route every 0.25 s, under the probe."""
+
+    def run(target: Target) -> str:
+        statuses: Counter[int] = Counter()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            path = "/v1/admin/tables/minilm/reload"
+            statuses[target.call(path, b"", target.admin_key)[0]] += 1
+            time.sleep(0.25)
+        if set(statuses) != {200}:
+            raise Refuted(f"reloads answered {summary(statuses)}")
+        return f"{statuses[200]} reloads"
+
+    return run
+
+
+def served_file_rewrites(seconds: float) -> Callable[[Target], str]:
+    """A table added from a file, then that file rewritten in place with the same bytes,
+    truncated, emptied and restored while it is served and reloaded (every writer the README
+    calls safe for a source file); the table answers from its loaded rows throughout."""
+
+    def run(target: Target) -> str:
+        source = target.tables / RUN / "0-base.npy"
+        served = target.tables / "rewritten.npy"
+        shutil.copyfile(source, served)
+        shutil.copyfile(source.with_suffix(".vocab"), served.with_suffix(".vocab"))
+        spec = {
+            "name": "rewritten",
+            "path": str(served),
+            "format": "npy",
+        }
+        status, answer = target.call(
+            "/v1/admin/tables", json.dumps(spec).encode(), target.admin_key
+        )
+        if status != 201:
+            raise Refuted(f"adding the table: {status} {answer[:200]!r}")
+        original = source.read_bytes()
+        query = json.dumps({"token": "king", "k": 5}).encode()
+        path = "/v1/tables/rewritten/neighbors"
+        expected = target.call(path, query)
+        statuses: Counter[int] = Counter()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for rewrite in (lambda: served.write_bytes(original),  # in place, same bytes
+                            lambda: os.truncate(served, len(original) // 2),
+                            lambda: os.truncate(served, 0),
+                            lambda: served.write_bytes(original)):  # fmt: skip
+                rewrite()
+                if target.call(path, query) != expected:
+                    raise Refuted("the table's answer changed while its file was rewritten")
+                reload = target.call("/v1/admin/tables/rewritten/reload", b"", target.admin_key)
+                statuses[reload[0]] += 1
+        return f"reloads over each state: {summary(statuses)}; answers unchanged"
+
+    return run
+
+
+def worker_kills(seconds: float) -> Callable[[Target], str]:
+    """A 2-worker server of its own: kill -9 a worker, then its replacement as soon as it has
+    started; a probe of its own asks /healthz every 50 ms throughout and must always be
+    answered (the other worker serves), and both slots must be filled again at the end."""
+
+    def run(target: Target) -> str:
+        process, base = start_server({"EMBEDDING_SERVICE_WORKERS": "2"})
+        port = int(base.rsplit(":", 1)[1])
+        refused, answered, running = [0], [0], threading.Event()
+        running.set()
+
+        def probe() -> None:
+            while running.is_set():
+                try:
+                    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+                        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: probe\r\n\r\n")
+                        answered[0] += read_answer(sock)[0] == 200
+                except OSError:
+                    refused[0] += 1
+                time.sleep(0.05)
+
+        thread = threading.Thread(target=probe, daemon=True)
+        thread.start()
+        try:
+            killed = [_workers(process.pid)[0]]  # a worker, then its replacement at once
+            for _ in range(2):
+                os.kill(killed[-1], signal.SIGKILL)
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    replacements = set(_workers(process.pid)) - set(killed)
+                    if len(replacements) == 2:
+                        break
+                    time.sleep(0.05)
+                killed.append(max(replacements, key=_started))
+            killed.pop()  # the last replacement lives
+            # The port is served by the other worker meanwhile; the replacements back off.
+            # Then both slots filled again, by the same two workers for 3 s.
+            deadline = time.monotonic() + max(seconds, 15)
+            seen, since = (), time.monotonic()
+            while time.monotonic() < deadline:
+                workers = tuple(_workers(process.pid))
+                if workers != seen:
+                    seen, since = workers, time.monotonic()
+                elif len(workers) == 2 and time.monotonic() - since >= 3:
+                    break
+                time.sleep(0.2)
+            alive = process.poll() is None
+            workers = len(_workers(process.pid)) if alive else 0
+        finally:
+            running.clear()
+            thread.join()
+            process.kill()
+            process.wait(timeout=30)
+        note = f"killed {len(killed)} workers; probe {answered[0]} answered, {refused[0]} refused"
+        if not alive or refused[0] or workers != 2:
+            raise Refuted(f"{note}; supervisor alive: {alive}, workers at the end: {workers}")
+        return note
+
+    return run
+
+
+def _started(pid: int) -> int:
+    """When process `pid` started, in clock ticks since boot (0 if it is gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _workers(supervisor: int) -> list[int]:
+    """The worker processes of a supervisor, oldest first."""
+    children = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(supervisor), "--sort", "start_time"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    return [int(pid) for pid in children]
+
+
 def catalogue(seconds: float) -> list[Attack]:
     """Every attack, each lasting about `seconds`."""
     return [
@@ -445,4 +691,18 @@ def catalogue(seconds: float) -> list[Attack]:
         Attack("admin-reads-files", admin_reads(seconds)),
         Attack("flood-1024-connections", flood(seconds)),
         Attack("extreme-numbers", extreme_numbers(seconds)),
+        *issue_24(seconds),
+    ]
+
+
+def issue_24(seconds: float) -> list[Attack]:
+    """The cases of issue 24, also run by CI in short (tests/integration/test_attacks.py)."""
+    return [
+        Attack("endless-trailers-no-key", endless_trailers(seconds)),
+        Attack("pipelined-endless-head", pipelined_head(seconds)),
+        Attack("chunk-extensions", chunk_extensions(seconds)),
+        Attack("worst-invalid-bodies", worst_invalid_bodies(seconds)),
+        Attack("reload-churn", reload_churn(seconds)),
+        Attack("served-file-rewrites", served_file_rewrites(seconds)),
+        Attack("worker-kills", worker_kills(seconds)),
     ]
