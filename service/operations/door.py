@@ -57,7 +57,7 @@ async def answer(
     try:
         data = parse_json(body, content_type, services.limits.settings.max_body_values)
         context = services.context(table)
-        query = validate(operation, data)
+        query = validate(operation, data, services.limits)
         answered = await respond(operation, query, context)
     except EngineError as error:
         return encode(error)
@@ -105,9 +105,11 @@ def values(body: bytes, most: int) -> int:
     return 1 + int(np.count_nonzero(marks)) - int(np.count_nonzero(marks & inside.view(bool)))
 
 
-def validate(operation: Operation, data: Any) -> Any:
-    """The operation's request model of `data`; InvalidRequest (422) naming where and what."""
+def validate(operation: Operation, data: Any, limits: Limits) -> Any:
+    """The operation's request model of `data`; InvalidRequest (422) naming where and what,
+    or LimitExceeded for a list over its setting, both found before any item is validated."""
     check_lengths(operation, data)
+    check_configured(operation, data, limits)
     try:
         return operation.body.validate_python(data)
     except ValidationError as error:
@@ -132,6 +134,22 @@ def check_lengths(operation: Operation, data: Any) -> None:
         if isinstance(value, list) and len(value) > most:
             message = f"List should have at most {most} items after validation, not {len(value)}"
             raise invalid_request([{"type": "too_long", "loc": (name,), "msg": message}])
+
+
+def check_configured(operation: Operation, data: Any, limits: Limits) -> None:
+    """LimitExceeded for a list over the setting that bounds it, at the top level and in each
+    query of a batch, before any item is validated: the same error the operation gives after
+    validation, paid without it."""
+    if not isinstance(data, dict):
+        return
+    queries = data.get("queries")
+    for query in [data, *(queries if isinstance(queries, list) else ())]:
+        if not isinstance(query, dict):
+            continue
+        for name, check in operation.configured:
+            value = query.get(name)
+            if isinstance(value, list):
+                check(limits, len(value))
 
 
 def is_json(content_type: str) -> bool:

@@ -89,7 +89,7 @@ RowId = Annotated[int, Field(ge=0, le=2**53), NUMBER_ONLY]
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_COMPONENT, le=MAX_COMPONENT)]
 
 
-Vector = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH)]
+Vector = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH, fail_fast=True)]
 
 
 # Base64 of little-endian float32s: whole 16-character groups (12 bytes, three floats), then

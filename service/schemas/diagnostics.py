@@ -45,7 +45,7 @@ Fraction = Annotated[
 class TokensReference(Strict):
     """Reference rows named one by one (tokens known never to occur in training)."""
 
-    tokens: list[Token] = Field(min_length=1, max_length=MAX_ITEMS)
+    tokens: list[Token] = Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)
 
 
 class PatternReference(Strict):
@@ -68,6 +68,7 @@ class DiagnosticsRequest(Strict):
     tokens: list[Token] = Field(
         default_factory=list,
         max_length=MAX_ITEMS,
+        fail_fast=True,
         description="Rows to report on whatever their rank (at most max_batch).",
     )
     limit: Annotated[int, Field(ge=0, le=MAX_LIMIT), NUMBER_ONLY] | None = Field(

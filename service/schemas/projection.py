@@ -39,7 +39,7 @@ Seed = Annotated[int, Field(ge=0, le=2**32 - 1), NUMBER_ONLY]
 class TokenSelection(Strict):
     """Plot exactly these tokens (at most max_projection_points)."""
 
-    tokens: list[Token] = Field(min_length=1, max_length=MAX_POINTS)
+    tokens: list[Token] = Field(min_length=1, max_length=MAX_POINTS, fail_fast=True)
 
 
 class ProjectionRequest(Strict):
@@ -57,9 +57,11 @@ class ProjectionRequest(Strict):
 class ProjectRequest(Strict):
     model_config = exactly_one_of("tokens", "vectors", "vectors_b64")
 
-    tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
-    vectors: list[Vector] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
-    vectors_b64: list[Base64Vector] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
+    vectors: list[Vector] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
+    vectors_b64: list[Base64Vector] | None = Field(
+        None, min_length=1, max_length=MAX_ITEMS, fail_fast=True
+    )
     dims: Dims = 2
 
     @model_validator(mode="after")

@@ -45,7 +45,7 @@ class NeighborsRequest(Strict):
     text: Text | None = None
     pieces: Pieces = "one"
     k: K | None = None
-    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
+    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS, fail_fast=True)
     restrict: Restrict | None = None
     exact: Exact = False
     ef_search: EfSearch | None = None
@@ -65,7 +65,7 @@ class SingleNeighborsRequest(NeighborsRequest):
 
 
 class NeighborsBatchRequest(Strict):
-    queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+    queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)
     checkpoint: CheckpointIndex | None = None
 
 
@@ -106,7 +106,7 @@ class WeightedTerm(Strict):
 RequestTerm = Token | WeightedTerm
 
 
-Terms = Annotated[list[RequestTerm], Field(max_length=MAX_ITEMS)]
+Terms = Annotated[list[RequestTerm], Field(max_length=MAX_ITEMS, fail_fast=True)]
 
 
 class AnalogyRequest(Strict):
@@ -114,7 +114,7 @@ class AnalogyRequest(Strict):
     negative: Terms = Field(default_factory=list)
     k: K | None = None
     method: Literal["add", "mul"] = Field("add", description="add: 3CosAdd; mul: 3CosMul.")
-    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS)
+    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS, fail_fast=True)
     restrict: Restrict | None = None
     exact: Exact = False
     ef_search: EfSearch | None = None
@@ -129,7 +129,7 @@ class SingleAnalogyRequest(AnalogyRequest):
 
 
 class AnalogyBatchRequest(Strict):
-    queries: list[AnalogyRequest] = Field(min_length=1, max_length=MAX_ITEMS)
+    queries: list[AnalogyRequest] = Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)
     checkpoint: CheckpointIndex | None = None
 
 

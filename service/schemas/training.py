@@ -123,6 +123,7 @@ class DriftRequest(Strict):
     tokens: list[Token] = Field(
         default_factory=list,
         max_length=MAX_ITEMS,
+        fail_fast=True,
         description="Tokens whose top-k neighbour lists are compared (at most max_drift_tokens).",
     )
     k: K | None = None

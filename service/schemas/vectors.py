@@ -32,8 +32,8 @@ from service.schemas.common import (
 class LookupRequest(Strict):
     model_config = exactly_one_of("tokens", "ids")
 
-    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
-    ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS)
+    tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
+    ids: list[RowId] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
     include_vector: Flag = True
     checkpoint: CheckpointIndex | None = None
     encoding: Literal["float", "base64"] = Field(
