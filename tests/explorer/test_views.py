@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.explorer.conftest import api, open_explorer
+from tests.explorer.test_layouts import assert_graph_is_the_apis
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +78,7 @@ def test_isolating_a_word_shows_exactly_it_and_its_neighbours(page: Page, base_u
     assert "isolate=" not in page.url
 
 
-def test_isolating_matches_runs_umap_on_their_similarities(page: Page, base_url: str) -> None:
+def test_isolating_matches_runs_umap_on_neighbours_among_them(page: Page, base_url: str) -> None:
     open_explorer(page, base_url, "?table=lee&points=1657&projection=umap&epochs=50")
     page.wait_for_selector('#plot[data-layout="done"]')
     page.fill("#search", "^s", timeout=5000)
@@ -91,12 +92,9 @@ def test_isolating_matches_runs_umap_on_their_similarities(page: Page, base_url:
     page.wait_for_selector('#plot[data-layout="done"]')
     tokens = page.evaluate("window.explorer.points.map(p => p.token)")
     assert sorted(tokens) == sorted(matches)
-    matrix = api(base_url, "v1/tables/lee/similarity", {"tokens": tokens})["matrix"]
-    graph = page.evaluate("window.explorer.layout.graph.indices")
-    for i, row in enumerate(graph):
-        ranked = sorted((j for j in range(len(tokens)) if j != i), key=lambda j: -matrix[i][j])
-        assert [matrix[i][j] for j in row] == [matrix[i][j] for j in ranked[: len(row)]]
-    expect(page.locator("#plot-caption")).to_contain_text("/similarity")
+    k = page.evaluate("window.explorer.layout.params.k")
+    assert_graph_is_the_apis(page, base_url, k, table="lee")
+    expect(page.locator("#plot-caption")).to_contain_text(f"among the {len(tokens)} plotted rows")
 
 
 def test_every_neighbour_of_king_is_labelled_above_the_rest(page: Page, base_url: str) -> None:

@@ -1,5 +1,6 @@
 // The Projection panel: PCA from the service (POST /projection, 2-D or 3-D), or UMAP and t-SNE
-// computed in this page (layout.js) on the service's exact full-space neighbours (graph.js);
+// computed in this page (layout.js) on the service's exact full-space neighbours among the
+// plotted rows, whichever they are (graph.js);
 // their progress, Stop, and the caption that says which projection, on how many rows, and
 // where its neighbours come from. Isolating re-projects only chosen rows (a word and its
 // neighbours, or a search's matches), with "Show all rows" to go back.
@@ -11,7 +12,7 @@ import { integer, percent } from "./format.js";
 import { LayoutRun } from "./layout.js";
 
 const NAMES = { pca: "PCA", umap: "UMAP", tsne: "t-SNE" };
-// The most rows /similarity's matrix may name (the server's max_matrix_tokens default).
+// The most rows that can be isolated: their tokens travel in the link (`isolate`).
 export const MOST_ISOLATED = 256;
 const NUMBER_FIELDS = ["neighbours", "minDist", "epochs", "perplexity", "iterations", "seed"];
 
@@ -113,13 +114,6 @@ export class ProjectionPanel {
     const { app } = this;
     const method = app.state.projection;
     if (method === "pca" || !app.points.length) return;
-    const restricted = !app.state.isolate.length;
-    if (restricted && app.state.selection !== "first") {
-      this.refuse(`${NAMES[method]} takes its neighbour graph from /neighbors restricted to ` +
-        "the first N rows; a random sample cannot be restricted that way. Choose the first " +
-        "rows, or isolate a selection.");
-      return;
-    }
     const params = this.parameters(method, app.points.length);
     if (params.refusal) {
       this.refuse(params.refusal);
@@ -132,7 +126,6 @@ export class ProjectionPanel {
     let graph;
     try {
       graph = await fetchGraph(table.name, app.points, params.k, {
-        restricted,
         onProgress: (done, total) => this.progress(done / total,
           `Neighbours from /neighbors: ${integer(done)} of ${integer(total)} rows\u2026`),
       });
