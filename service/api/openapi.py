@@ -24,6 +24,10 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "text": {"text": "unbelievably", "pieces": "mean", "k": 5},
         "restricted": {"token": "paris", "k": 5, "restrict": 10000},
         "batch": {"queries": [{"token": "king"}, {"token": "queen", "k": 3}]},
+        "among": {
+            "queries": [{"id": 2332, "k": 3}, {"id": 3035, "k": 3}],
+            "among": [2332, 3035, 5465, 2450, 2158, 2308],
+        },
     },
     "analogy": {
         "add": {"positive": ["king", "woman"], "negative": ["man"], "k": 3},
