@@ -52,6 +52,7 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "first": {"points": 500},
         "random": {"points": 500, "selection": "random", "seed": 3, "dims": 3},
         "tokens": {"selection": {"tokens": ["king", "queen", "man", "woman"]}},
+        "fitted": {"selection": {"tokens": ["king", "queen", "man", "woman"]}, "fit": "selection"},
     },
     "project": {
         "tokens": {"tokens": ["king", "queen"]},

@@ -185,6 +185,10 @@ def test_projection_and_project_place_rows_alike(sync_client: Client, served: st
     named = [p.token for p in picture.points[:5]]
     chosen = sync_client.projection("minilm", selection=named, dims=3)
     assert [p.token for p in chosen.points] == named and chosen.coordinates.shape == (5, 3)
+    own = sync_client.projection("minilm", selection=named, dims=3, fit="selection")
+    assert (own.fit, own.sample_rows, chosen.fit) == ("selection", 5, "table")
+    body = {"selection": {"tokens": named}, "dims": 3, "fit": "selection"}
+    assert_mirrors(own, raw_post(served, f"{MINILM}/projection", body))
     placed = sync_client.project("minilm", named)
     np.testing.assert_allclose(
         [[p.x, p.y] for p in placed], picture.coordinates[:5], rtol=1e-9, atol=1e-12

@@ -3,7 +3,8 @@
 // plotted rows, whichever they are (graph.js);
 // their progress, Stop, and the caption that says which projection, on how many rows, and
 // where its neighbours come from. Isolating re-projects only chosen rows (a word and its
-// neighbours, or a search's matches), with "Show all rows" to go back.
+// neighbours, or a search's matches: a PCA fitted on them alone), with "Show all rows" to go
+// back.
 
 import { describe } from "./messages.js";
 import { parts, setStatus } from "./dom.js";
@@ -71,7 +72,10 @@ export class ProjectionPanel {
   request() {
     const { points, selection, seed, dims, isolate } = this.app.state;
     if (isolate.length) {
-      return { method: "pca", dims, points: isolate.length, selection: { tokens: isolate } };
+      // A PCA of the isolated rows alone, as the Projector does, once they span the dims.
+      const fit = isolate.length > dims ? { fit: "selection" } : {};
+      const selection = { tokens: isolate };
+      return { method: "pca", dims, points: isolate.length, selection, ...fit };
     }
     return { method: "pca", dims, points, selection, seed };
   }
@@ -90,8 +94,12 @@ export class ProjectionPanel {
     const ratios = projection.explained_variance_ratio;
     const components = ratios.map((ratio, i) => `PC${i + 1} ${percent(ratio)}`);
     const last = components.pop();
-    return `PCA of ${integer(projection.sample_rows)} spherized rows: ` +
-      `${components.join(", ")} and ${last} of the variance. ${this.rowsPlotted()}` +
+    const fitted = projection.fit === "selection"
+      ? `PCA fitted on the ${integer(projection.sample_rows)} isolated rows alone (spherized)`
+      : `PCA of ${integer(projection.sample_rows)} spherized rows` +
+        (app.state.isolate.length ? " (the table's basis)" : "");
+    return `${fitted}: ${components.join(", ")} and ${last} of the variance. ` +
+      `${this.rowsPlotted()}` +
       ` Neighbour lists are computed in the full ${app.table.width}-dimensional space.`;
   }
 
