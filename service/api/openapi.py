@@ -17,6 +17,24 @@ from service.operations.catalog import OPERATIONS, Operation
 
 COMPONENTS = "#/components/schemas/{model}"
 
+# The top of /docs (Swagger UI renders it as Markdown): where a Python program starts.
+DESCRIPTION = """\
+**Python client.** The service's distribution ships `embedding_service` (`pip install
+'.[client]'` adds httpx), a typed client of every route below (`Client`, and `AsyncClient`
+with the same methods; batches cut to the server's limits, 429 and 503 retried), and
+`RemoteKeyedVectors`, gensim's `KeyedVectors` over HTTP:
+
+```python
+from embedding_service import Client
+
+with Client("http://127.0.0.1:8000") as client:
+    print(client.neighbors("minilm", "king", k=3).tokens)   # ['kings', 'queen', 'monarch']
+```
+
+Its guide is `docs/client.md` in the source tree. [The explorer](explorer) is a page over
+these same routes.
+"""
+
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     "neighbors": {
         "token": {"token": "king", "k": 5},
