@@ -252,6 +252,18 @@ class Settings(BaseSettings):
         "256 queries may ask for k=128 each, one query for max_k.",
     )
     max_exclude: int = Field(1000, ge=0, description="Most extra exclusions in one query.")
+    max_among: int = Field(
+        20_000,
+        ge=1,
+        le=1_000_000,
+        description="Most row ids in one neighbour request's candidate set (`among`), as many "
+        "rows as one /projection may plot (max_projection_points), so the explorer can ask for "
+        "the neighbour graph of any picture. The set is searched exhaustively whatever the "
+        "index, but it holds distinct rows of the table, so a query among it never scores more "
+        "rows than one over the whole table (256 queries among 20,000 MiniLM rows took about "
+        "as long as over all 30,522: 0.2 to 0.4 s on 2 cores); its rows are gathered 16 MB at "
+        "a time, and the ids are about 120 kB of JSON.",
+    )
     max_text_length: int = Field(
         10_000,
         ge=1,

@@ -41,6 +41,7 @@ class Projection:
     sample_rows: int
     points: list[ProjectedPoint]
     matched: dict[str, str | list[str]] = field(default_factory=dict)
+    fit: str = "table"
 
     @property
     def coordinates(self) -> np.ndarray:

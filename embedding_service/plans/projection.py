@@ -21,10 +21,14 @@ def projection(
     points: int = 1000,
     selection: Literal["first", "random"] | Sequence[str] = "first",
     seed: int = 0,
+    fit: Literal["table", "selection"] = "table",
 ) -> Plan[Projection]:
-    """A PCA picture: the first `points` rows, `points` seeded random rows, or these tokens."""
+    """A PCA picture: the first `points` rows, `points` seeded random rows, or these tokens;
+    in the table's basis, or (fit="selection") a PCA fitted on exactly those rows."""
     chosen: Any = selection if isinstance(selection, str) else {"tokens": list(selection)}
     request = {"method": "pca", "dims": dims, "points": points, "selection": chosen, "seed": seed}
+    if fit != "table":
+        request["fit"] = fit
     if not isinstance(selection, str):
         del request["points"]
     call = Call("POST", table_path(table, "projection"), request)

@@ -38,6 +38,14 @@ class SearchOptions(TypedDict, total=False):
     checkpoint: int | None
 
 
+class NeighborsOptions(SearchOptions, total=False):
+    """A neighbour query's options: `among`, row ids to search among (each query's exact top k
+    among exactly those rows, whatever index the table has; a batch sends the set once per
+    request; not with restrict)."""
+
+    among: Sequence[int] | None
+
+
 class AnalogyOptions(SearchOptions, total=False):
     """An analogy's options: `method` "add" (3CosAdd, the default) or "mul" (3CosMul)."""
 
@@ -47,26 +55,30 @@ class AnalogyOptions(SearchOptions, total=False):
 # A str is a Sequence[str] too; the first overload that matches wins, as at run time.
 @overload
 def neighbors(  # type: ignore[overload-overlap]
-    table: str, query: Query, k: int | None = None, **options: Unpack[SearchOptions]
+    table: str, query: Query, k: int | None = None, **options: Unpack[NeighborsOptions]
 ) -> Plan[Neighbors]: ...
 @overload
 def neighbors(
-    table: str, query: Sequence[Query], k: int | None = None, **options: Unpack[SearchOptions]
+    table: str, query: Sequence[Query], k: int | None = None, **options: Unpack[NeighborsOptions]
 ) -> Plan[list[Neighbors]]: ...
 def neighbors(
     table: str,
     query: Query | Sequence[Query],
     k: int | None = None,
-    **options: Unpack[SearchOptions],
+    **options: Unpack[NeighborsOptions],
 ) -> Plan[Neighbors] | Plan[list[Neighbors]]:
-    """Top-k cosine neighbours of a token, id, vector (1-D) or Text; a list is a batch."""
-    checkpoint, shared = _split(k, dict(options))
+    """Top-k cosine neighbours of a token, id, vector (1-D) or Text; a list is a batch;
+    `among=[ids]`: only among those rows."""
+    named = dict(options)
+    among = _among(named.pop("among", None))
+    checkpoint, shared = _split(k, named)
     path = table_path(table, "neighbors")
+    once = body(checkpoint=checkpoint, among=among)
     if wire.is_single_query(query):
-        single = {**wire.query(query), **shared, **body(checkpoint=checkpoint)}  # type: ignore[arg-type]
+        single = {**wire.query(query), **shared, **once}  # type: ignore[arg-type]
         return one_call(Call("POST", path, single), _one_list)
     queries = [{**wire.query(item), **shared} for item in query]  # type: ignore[union-attr]
-    return _batch(path, queries, checkpoint)
+    return _batch(path, queries, once)
 
 
 @overload
@@ -104,7 +116,7 @@ def analogy(
         if negative:
             raise TypeError("a batch of Analogy queries takes no separate negative terms")
         queries = [_analogy_body(item, shared) for item in positive]  # type: ignore[arg-type]
-        return _batch(path, queries, checkpoint)
+        return _batch(path, queries, body(checkpoint=checkpoint))
     single = _analogy_body(Analogy(positive, negative), shared)  # type: ignore[arg-type]
     return one_call(Call("POST", path, {**single, **body(checkpoint=checkpoint)}), _one_list)
 
@@ -126,9 +138,20 @@ def _analogy_body(query: Analogy, shared: dict[str, Any]) -> dict[str, Any]:
     return {**shared, **terms, **body(exclude=exclude or None)}
 
 
-def _batch(path: str, queries: list[dict[str, Any]], checkpoint: int | None) -> Plan[Any]:
+def _among(ids: Any) -> list[int] | None:
+    """Row ids as the JSON integers the server takes (a numpy array's too)."""
+    if ids is None:
+        return None
+    if isinstance(ids, str | bytes) or not hasattr(ids, "__iter__"):
+        raise TypeError("among is a list of row ids: among=[1, 2, 3]")
+    return [int(i) for i in ids]
+
+
+def _batch(path: str, queries: list[dict[str, Any]], once: dict[str, Any]) -> Plan[Any]:
+    """Chunks of `queries`, each request carrying the fields a batch names `once`."""
+
     def request(chunk: Sequence[Any]) -> Call:
-        return Call("POST", path, {"queries": list(chunk), **body(checkpoint=checkpoint)})
+        return Call("POST", path, {"queries": list(chunk), **once})
 
     return batched(queries, request, _lists)
 

@@ -20,7 +20,7 @@ from service.api.middleware.admission import (
 )
 from service.api.middleware.fast_path import FastPathMiddleware
 from service.api.middleware.metrics import MetricsMiddleware
-from service.api.openapi import document_bodies
+from service.api.openapi import DESCRIPTION, document_bodies
 from service.api.routes import admin as routes_admin
 from service.api.routes import diagnostics as routes_diagnostics
 from service.api.routes import explorer as routes_explorer
@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
         title="Embedding similarity service",
         version="0.1.0",
         summary="Lookups, cosine neighbours, analogies, similarity and output scoring over HTTP.",
+        description=DESCRIPTION,
         lifespan=lifespan,
         # /docs is the package's own Swagger UI (api/routes/explorer.py): FastAPI's loads its
         # scripts and styles from a CDN, a blank page offline. No ReDoc: it would too.

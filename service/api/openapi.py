@@ -17,6 +17,24 @@ from service.operations.catalog import OPERATIONS, Operation
 
 COMPONENTS = "#/components/schemas/{model}"
 
+# The top of /docs (Swagger UI renders it as Markdown): where a Python program starts.
+DESCRIPTION = """\
+**Python client.** The service's distribution ships `embedding_service` (`pip install
+'.[client]'` adds httpx), a typed client of every route below (`Client`, and `AsyncClient`
+with the same methods; batches cut to the server's limits, 429 and 503 retried), and
+`RemoteKeyedVectors`, gensim's `KeyedVectors` over HTTP:
+
+```python
+from embedding_service import Client
+
+with Client("http://127.0.0.1:8000") as client:
+    print(client.neighbors("minilm", "king", k=3).tokens)   # ['kings', 'queen', 'monarch']
+```
+
+Its guide is `docs/client.md` in the source tree. [The explorer](explorer) is a page over
+these same routes.
+"""
+
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     "neighbors": {
         "token": {"token": "king", "k": 5},
@@ -24,6 +42,10 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "text": {"text": "unbelievably", "pieces": "mean", "k": 5},
         "restricted": {"token": "paris", "k": 5, "restrict": 10000},
         "batch": {"queries": [{"token": "king"}, {"token": "queen", "k": 3}]},
+        "among": {
+            "queries": [{"id": 2332, "k": 3}, {"id": 3035, "k": 3}],
+            "among": [2332, 3035, 5465, 2450, 2158, 2308],
+        },
     },
     "analogy": {
         "add": {"positive": ["king", "woman"], "negative": ["man"], "k": 3},
@@ -48,6 +70,7 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "first": {"points": 500},
         "random": {"points": 500, "selection": "random", "seed": 3, "dims": 3},
         "tokens": {"selection": {"tokens": ["king", "queen", "man", "woman"]}},
+        "fitted": {"selection": {"tokens": ["king", "queen", "man", "woman"]}, "fit": "selection"},
     },
     "project": {
         "tokens": {"tokens": ["king", "queen"]},

@@ -35,6 +35,10 @@ class Limits:
         """Extra exclusions of one query."""
         within("exclusions", count, self.settings.max_exclude)
 
+    def check_among(self, count: int) -> None:
+        """Rows of one request's candidate set (`among`)."""
+        within("candidate rows (among)", count, self.settings.max_among)
+
     def check_results(self, count: int) -> None:
         """Results of one request: k summed over its queries (the answer's size)."""
         within("results (k summed over the queries)", count, self.settings.max_results)

@@ -16,6 +16,7 @@ from service.engine.analysis.projection import Basis, Projector
 from service.engine.served import ServedTable
 from service.metrics import timed
 from service.operations.context import Context
+from service.operations.limits import within
 from service.operations.resolve import Resolver, vector_of
 from service.operations.serialize import add_readable, dumps
 from service.schemas.projection import ProjectionRequest, ProjectRequest, TokenSelection
@@ -50,12 +51,16 @@ def _projection(body: ProjectionRequest, context: Context) -> bytes:
         limits.check_projection_points(body.points)
         rows = projector.select(body.selection, body.points, body.seed)
     with timed("projection"):
-        basis, dims = _basis(projector, context, body.dims)
+        if body.fit == "selection":
+            basis, dims = _selection_basis(projector, context, rows, body.dims)
+        else:
+            basis, dims = _basis(projector, context, body.dims)
         coordinates = projector.project_rows(basis, rows, dims)
     return dumps(
         {
             "matched": resolver.matched,
             "method": body.method,
+            "fit": body.fit,
             "dims": dims,
             "explained_variance_ratio": basis.explained_variance_ratio[:dims].tolist(),
             "sample_rows": basis.sample_rows,
@@ -109,6 +114,18 @@ def row_points(served: ServedTable, rows: np.ndarray, coordinates: np.ndarray) -
         point["metadata"] = {name: column[row] for name, column in columns}
     add_readable(table, points)
     return points
+
+
+def _selection_basis(
+    projector: Projector, context: Context, rows: np.ndarray, dims: int
+) -> tuple[Basis, int]:
+    """A PCA of exactly `rows`, at most projection_sample_rows of them: a request's fit then
+    costs no more than the table's own (once per load)."""
+    within(
+        "rows of a fit on the selection", rows.size, context.limits.settings.projection_sample_rows
+    )
+    basis = projector.fit_selection(rows)
+    return basis, projector.check_dims(basis, dims)
 
 
 def _basis(projector: Projector, context: Context, dims: int) -> tuple[Basis, int]:

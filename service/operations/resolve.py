@@ -22,6 +22,7 @@ from service.engine.errors import (
 from service.engine.search.approximate import check_options
 from service.engine.search.queries import (
     DEFAULT_SEARCH,
+    Among,
     AnalogyQuery,
     NeighborQuery,
     SearchOptions,
@@ -142,8 +143,11 @@ class Resolver:
         self.limits.check_exclusions(len(tokens))
         return frozenset(self.rows[t] for t in tokens)
 
-    def neighbor_query(self, request: NeighborsRequest) -> NeighborQuery:
-        """A neighbour query; a token, id or text query excludes its own rows."""
+    def neighbor_query(
+        self, request: NeighborsRequest, among: Among | None = None
+    ) -> NeighborQuery:
+        """A neighbour query (among a candidate set, if given); a token, id or text query
+        excludes its own rows."""
         exclude = self.exclusions(request.exclude)
         row = None
         if request.vector is not None or request.vector_b64 is not None:
@@ -161,6 +165,7 @@ class Resolver:
             request.restrict,
             options=self.search_options(request),
             row=row,
+            among=among,
         )
 
     def search_options(self, request: NeighborsRequest | AnalogyRequest) -> SearchOptions:

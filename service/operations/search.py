@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from service.engine.search.among import among_of
 from service.engine.search.cosine import Plan, SearchItem
+from service.engine.search.queries import Among
 from service.operations.context import Context
 from service.operations.resolve import Resolver, TextName, texts_of, tokens_of
 from service.operations.serialize import Matched, neighbors_json
@@ -20,6 +22,7 @@ from service.schemas.search import (
     AnalogyRequest,
     NeighborsBatchRequest,
     NeighborsRequest,
+    SingleNeighborsRequest,
 )
 
 SearchRequest = NeighborsRequest | AnalogyRequest
@@ -61,27 +64,38 @@ async def search(body: SearchBody, context: Context) -> bytes:
     queries: Sequence[SearchRequest] = body.queries if isinstance(body, BATCHES) else [body]
     context.limits.check_batch(len(queries))
     names = Names.of(queries)
+    among = candidate_set(body, context)
     if names.off_the_loop:
-        items, matched = await context.runtime.in_thread(plan_all, queries, names, context)
+        items, matched = await context.runtime.in_thread(plan_all, queries, names, context, among)
     else:
-        items, matched = plan_all(queries, names, context)
+        items, matched = plan_all(queries, names, context, among)
     results = await context.runtime.search.submit_many(items)
     return neighbors_json(context.served.table, results, matched, batch)
 
 
 def plan_all(
-    queries: Sequence[SearchRequest], names: Names, context: Context
+    queries: Sequence[SearchRequest], names: Names, context: Context, among: Among | None = None
 ) -> tuple[list[SearchItem], Matched]:
-    """Every query resolved, checked against the limits and planned for the batcher."""
+    """Every query resolved, checked against the limits and planned for the batcher (neighbour
+    queries among the candidate set, when the request names one)."""
     resolver = Resolver(context.served, context.limits).resolve(names.tokens, names.texts)
     search = context.served.search
-    items = [SearchItem.of(search, plan) for plan in _plans(resolver, queries)]
+    items = [SearchItem.of(search, plan) for plan in _plans(resolver, queries, among)]
     context.limits.check_results(sum(item.plan.k for item in items))
     context.limits.check_directions(sum(item.cost for item in items))
     return items, resolver.matched
 
 
-def _plans(resolver: Resolver, queries: Sequence[SearchRequest]) -> list[Plan]:
+def candidate_set(body: SearchBody, context: Context) -> Among | None:
+    """The request's candidate set (`among`), checked against max_among and the table's ids."""
+    ids = body.among if isinstance(body, SingleNeighborsRequest | NeighborsBatchRequest) else None
+    if ids is None:
+        return None
+    context.limits.check_among(len(ids))
+    return among_of(context.served.table, ids)
+
+
+def _plans(resolver: Resolver, queries: Sequence[SearchRequest], among: Among | None) -> list[Plan]:
     """The engine's plan of each query, in order; a request's analogies planned together."""
     search = resolver.served.search
     analogies = [(i, query) for i, query in enumerate(queries) if isinstance(query, AnalogyRequest)]
@@ -92,7 +106,7 @@ def _plans(resolver: Resolver, queries: Sequence[SearchRequest]) -> list[Plan]:
     return [
         planned[i]
         if isinstance(query, AnalogyRequest)
-        else search.plan(resolver.neighbor_query(query))
+        else search.plan(resolver.neighbor_query(query, among))
         for i, query in enumerate(queries)
     ]
 

@@ -126,6 +126,23 @@ Restrict = Annotated[
 ]
 
 
+# The schema's ceiling on a candidate set; the configured max_among (default 20,000) is lower.
+MAX_AMONG = 1_000_000
+
+
+AmongIds = Annotated[
+    list[RowId],
+    Field(
+        min_length=1,
+        max_length=MAX_AMONG,
+        description="Search only these rows (ids; repeats count once): each query's exact top "
+        "k among exactly them, whatever index the table has (at most max_among ids; not with "
+        "restrict). The query's own rows and exclusions are still left out, zero rows never "
+        "answer.",
+    ),
+]
+
+
 # Checkpoints of one set; far above any real training run's snapshots.
 MAX_CHECKPOINT = 1_000_000
 

@@ -52,6 +52,13 @@ class ProjectionRequest(Strict):
         "files); random: N rows drawn with `seed`; {tokens}: these rows. Zero rows are skipped.",
     )
     seed: Seed = Field(0, description="Seed of the random selection (not of the fit).")
+    fit: Literal["table", "selection"] = Field(
+        "table",
+        description="table: the table's PCA basis (fitted once per load on its seeded sample), "
+        "the same for every request, where /project places other rows; selection: a PCA "
+        "fitted on exactly the selected rows (at least 2, at most projection_sample_rows), as "
+        "the Projector refits isolated points.",
+    )
 
 
 class ProjectRequest(Strict):
@@ -94,11 +101,14 @@ class ProjectedVector(Strict):
 
 class ProjectionResponse(Matched):
     method: Literal["pca"]
+    fit: Literal["table", "selection"] = Field(description="Which rows the basis was fitted on.")
     dims: int
     explained_variance_ratio: list[float] = Field(
         description="Share of the spherized sample's variance along each component."
     )
-    sample_rows: int = Field(description="Rows the basis was fitted on (a seeded sample).")
+    sample_rows: int = Field(
+        description="Rows the basis was fitted on (the table's seeded sample, or the selection)."
+    )
     points: list[ProjectedPoint]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Literal, Self
 
 from pydantic import (
@@ -13,6 +14,7 @@ from pydantic import (
 
 from service.schemas.common import (
     MAX_ITEMS,
+    AmongIds,
     Base64Vector,
     CheckpointIndex,
     EfSearch,
@@ -59,14 +61,33 @@ class NeighborsRequest(Strict):
 
 
 class SingleNeighborsRequest(NeighborsRequest):
-    """One neighbour query, at a checkpoint if it names one (a batch names it once)."""
+    """One neighbour query, at a checkpoint and among a candidate set if it names them (a batch
+    names them once)."""
 
     checkpoint: CheckpointIndex | None = None
+    among: AmongIds | None = None
+
+    @model_validator(mode="after")
+    def _among_or_restrict(self) -> Self:
+        check_among([self], self.among)
+        return self
 
 
 class NeighborsBatchRequest(Strict):
     queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)
     checkpoint: CheckpointIndex | None = None
+    among: AmongIds | None = None
+
+    @model_validator(mode="after")
+    def _among_or_restrict(self) -> Self:
+        check_among(self.queries, self.among)
+        return self
+
+
+def check_among(queries: Sequence[NeighborsRequest], among: list[int] | None) -> None:
+    """A candidate set is the whole search space: a `restrict` beside it is refused."""
+    if among is not None and any(query.restrict is not None for query in queries):
+        raise ValueError("give among or restrict, not both: among names every row to search")
 
 
 class NeighborList(Strict):

@@ -133,3 +133,14 @@ def test_every_file_is_package_data() -> None:
     package = STATIC.parent
     shipped = {path for pattern in patterns for path in package.glob(pattern)}
     assert {STATIC / name for name in ASSETS} <= shipped
+
+
+def test_every_example_of_the_api_document_is_answered(client: TestClient) -> None:
+    """/docs' "Try it out" sends these: each must be a request the service answers."""
+    paths = client.get("/openapi.json").json()["paths"]
+    for path, methods in paths.items():
+        content = methods.get("post", {}).get("requestBody", {}).get("content", {})
+        for name, example in content.get("application/json", {}).get("examples", {}).items():
+            url = path.replace("{table}", "minilm")
+            response = client.post(url, json=example["value"])
+            assert response.status_code == 200, (path, name, response.text)

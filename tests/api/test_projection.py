@@ -77,6 +77,28 @@ def test_named_tokens_in_order_with_case_fallback(client: TestClient) -> None:
     assert error["tokens"] == ["xq1", "xq2"]
 
 
+def test_a_fit_on_the_selection_is_a_pca_of_exactly_those_rows(client, minilm) -> None:
+    tokens = ["king", "queen", "prince", "paris", "berlin", "apple", "pear"]
+    table = projection(client, dims=3, selection={"tokens": tokens})
+    own = projection(client, dims=3, selection={"tokens": tokens}, fit="selection")
+    assert (table["fit"], own["fit"], own["sample_rows"]) == ("table", "selection", 7)
+    units = minilm.vectors[[minilm.token_to_id[t] for t in tokens]].astype(np.float64)
+    units /= np.linalg.norm(units, axis=1, keepdims=True)
+    centred = units - units.mean(axis=0)
+    _, singular, right = np.linalg.svd(centred, full_matrices=False)
+    drawn = np.array([[p["x"], p["y"], p["z"]] for p in own["points"]])
+    expected = centred @ right[:3].T
+    np.testing.assert_allclose(np.abs(drawn), np.abs(expected), atol=1e-9)  # up to sign
+    ratios = singular[:3] ** 2 / np.sum(singular**2)
+    assert own["explained_variance_ratio"] == pytest.approx(ratios.tolist(), abs=1e-9)
+    assert own["explained_variance_ratio"][0] > table["explained_variance_ratio"][0]
+    path = f"{MINILM}/projection"
+    one = {"selection": {"tokens": ["king"]}, "fit": "selection"}
+    assert "at least 2 rows" in refusal(client, path, one, 422, "InvalidQuery")["message"]
+    two = {"selection": {"tokens": ["king", "queen"]}, "fit": "selection", "dims": 3}
+    assert "at most 2 dims" in refusal(client, path, two, 422, "InvalidQuery")["message"]
+
+
 def test_project_agrees_with_the_projection(client: TestClient, minilm: EmbeddingTable) -> None:
     plotted = {p["token"]: p for p in projection(client, points=4000)["points"]}
     placed = client.post(f"{MINILM}/project", json={"tokens": ["king", "kings"]}).json()
@@ -139,3 +161,13 @@ def test_unknown_tables_and_wrong_content_types(client: TestClient) -> None:
     response = client.post(f"{MINILM}/projection", content=b"{}")
     assert response.status_code == 415
     assert response.json()["error"]["type"] == "UnsupportedMediaType"
+
+
+def test_a_fit_on_the_selection_is_bounded_by_the_tables_own_fit(app_of) -> None:
+    with app_of(projection_sample_rows=5) as client:
+        body = {"selection": {"tokens": ["king", "queen", "man", "woman", "boy", "girl"]}}
+        assert client.post(f"{MINILM}/projection", json=body).status_code == 200
+        error = refusal(
+            client, f"{MINILM}/projection", {**body, "fit": "selection"}, 422, "LimitExceeded"
+        )
+        assert (error["limit"], error["got"]) == (5, 6)

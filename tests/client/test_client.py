@@ -91,6 +91,21 @@ def test_a_batch_of_mixed_queries_is_its_queries_one_by_one(sync_client: Client)
     assert all(n.id < 20000 for result in batch for n in result)
 
 
+def test_neighbors_among_a_set_of_rows_single_and_batched(sync_client: Client) -> None:
+    _, rows = minilm_rows()
+    among = np.random.default_rng(6).choice(len(rows), size=3000, replace=False)
+    units = rows.astype(np.float64) / np.linalg.norm(rows, axis=1)[:, None]
+    queries = [int(i) for i in among[:300]]  # two chunks, each sending the set once
+    batch = sync_client.neighbors("minilm", queries, 5, among=among)
+    for query, found in zip(queries[::60], batch[::60], strict=True):
+        others = np.setdiff1d(among, [query])
+        cosines = units[others] @ units[query]
+        assert found.ids.tolist() == others[np.lexsort((others, -cosines))[:5]].tolist()
+        assert sync_client.neighbors("minilm", query, 5, among=among.tolist()) == found
+    with pytest.raises(TypeError, match="among is a list of row ids"):
+        sync_client.neighbors("minilm", "king", among=5)  # type: ignore[arg-type]
+
+
 def test_neighbors_at_a_checkpoint(sync_client: Client) -> None:
     tokens, _, _ = synthetic_rows()
     first = sync_client.neighbors("run", tokens[0], 3, checkpoint=0)
@@ -170,6 +185,10 @@ def test_projection_and_project_place_rows_alike(sync_client: Client, served: st
     named = [p.token for p in picture.points[:5]]
     chosen = sync_client.projection("minilm", selection=named, dims=3)
     assert [p.token for p in chosen.points] == named and chosen.coordinates.shape == (5, 3)
+    own = sync_client.projection("minilm", selection=named, dims=3, fit="selection")
+    assert (own.fit, own.sample_rows, chosen.fit) == ("selection", 5, "table")
+    body = {"selection": {"tokens": named}, "dims": 3, "fit": "selection"}
+    assert_mirrors(own, raw_post(served, f"{MINILM}/projection", body))
     placed = sync_client.project("minilm", named)
     np.testing.assert_allclose(
         [[p.x, p.y] for p in placed], picture.coordinates[:5], rtol=1e-9, atol=1e-12

@@ -169,3 +169,20 @@ def test_selection_properties(vectors: np.ndarray, points: int, seed: int) -> No
     np.testing.assert_array_equal(
         projector.select("random", points, seed), projector.select("random", points, seed)
     )
+
+
+@pytest.mark.parametrize(("rows", "width"), [(9, 40), (2, 40), (60, 5)])
+def test_a_fit_on_a_selection_is_the_pca_of_exactly_those_rows(rows: int, width: int) -> None:
+    vectors = anisotropic(300, width)
+    projector = Projector(table_of(vectors))
+    chosen = np.random.default_rng(rows).choice(300, size=rows, replace=False)
+    basis = projector.fit_selection(chosen)
+    assert basis.sample_rows == rows and basis.dims == min(3, rows)
+    if rows > 2:  # two rows have one direction of variance: the second component is arbitrary
+        assert_matches_reference(basis, vectors, chosen)
+    placed = projector.project_rows(basis, chosen, basis.dims)
+    units = vectors[chosen].astype(np.float64)
+    units /= np.linalg.norm(units, axis=1, keepdims=True)
+    expected = (units - units.mean(axis=0)) @ basis.components.T
+    np.testing.assert_allclose(placed, expected, rtol=1e-9, atol=1e-12)
+    assert basis is not projector.basis()

@@ -9,7 +9,9 @@ every field filled at once, which the service refuses with 422.
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, Request
+from playwright.sync_api import Page, Request, expect
+
+from tests.explorer.conftest import open_explorer
 
 pytestmark = pytest.mark.slow
 
@@ -39,3 +41,20 @@ def test_try_it_out_sends_a_valid_example(page: Page, base_url: str) -> None:
     body = next(r for r in sent if r.url.endswith("/v1/tables/minilm/neighbors")).post_data
     assert body is not None and '"token": "king"' in body
     assert page.log.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_explorers_link_reaches_the_docs_and_the_python_client(
+    page: Page, base_url: str
+) -> None:
+    open_explorer(page, base_url, "?table=lee")
+    link = page.get_by_role("link", name="API & Python client")
+    link.click()
+    page.wait_for_url(f"{base_url}/docs")
+    description = page.locator(".info .description")
+    expect(description).to_contain_text("Python client")
+    expect(description).to_contain_text('client.neighbors("minilm", "king", k=3)')
+    expect(description).to_contain_text("docs/client.md")
+    page.goto(f"{base_url}/explorer/training")
+    expect(page.get_by_role("link", name="API & Python client")).to_have_attribute(
+        "href", "../docs"
+    )

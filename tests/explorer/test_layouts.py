@@ -28,25 +28,25 @@ def coordinates(page: Page) -> list[list[float]]:
     )
 
 
-def neighbours_of(base: str, ids: list[int], k: int, restrict: int) -> list[list[dict[str, Any]]]:
-    """Each id's neighbours from batch /neighbors, in batches of the server's max_batch."""
+def neighbours_of(base: str, table: str, ids: list[int], k: int) -> list[list[dict[str, Any]]]:
+    """Each id's neighbours among exactly `ids`, from batch /neighbors (256 queries a batch)."""
     lists = []
     for start in range(0, len(ids), 256):
-        queries = [
-            {"id": i, "k": k, "restrict": restrict, "exact": True} for i in ids[start : start + 256]
-        ]
-        answer = api(base, "v1/tables/minilm/neighbors", {"queries": queries})
+        queries = [{"id": i, "k": k} for i in ids[start : start + 256]]
+        body = {"queries": queries, "among": ids}
+        answer = api(base, f"v1/tables/{table}/neighbors", body)
         lists += [result["neighbors"] for result in answer["results"]]
     return lists
 
 
-def assert_graph_is_the_apis(page: Page, base: str, k: int) -> None:
-    """The worker's input: each row's k neighbours and 1 - cosine, exactly as /neighbors says."""
+def assert_graph_is_the_apis(page: Page, base: str, k: int, table: str = "minilm") -> None:
+    """The worker's input: each row's k neighbours among the plotted rows and 1 - cosine,
+    exactly as /neighbors says."""
     graph = page.evaluate(
         "(l => ({indices: l.graph.indices, distances: l.graph.distances}))(window.explorer.layout)"
     )
     ids = page.evaluate("window.explorer.points.map(p => p.id)")
-    expected = neighbours_of(base, ids, k, max(ids) + 1)
+    expected = neighbours_of(base, table, ids, k)
     position = {row: i for i, row in enumerate(ids)}
     assert graph["indices"] == [[position[n["id"]] for n in row] for row in expected]
     assert graph["distances"] == [[1 - n["score"] for n in row] for row in expected]
@@ -60,7 +60,9 @@ def test_umap_of_2000_points_is_seeded_and_built_on_neighbors(page: Page, base_u
     assert_graph_is_the_apis(page, base_url, k=14)  # 15 neighbours, the row itself included
     caption = page.locator("#plot-caption")
     expect(caption).to_contain_text("UMAP (2-D) of 2,000 of the table's 30,522 rows")
-    expect(caption).to_contain_text("14 exact full-space cosine neighbours among the plotted rows")
+    expect(caption).to_contain_text(
+        "14 exact full-space cosine neighbours among the 2,000 plotted rows"
+    )
     expect(caption).to_contain_text("Neighbour lists are full-space")
     expect(page.locator("#projection-status")).to_have_text("Finished: 500 epochs.")
     page.goto("about:blank")
@@ -102,13 +104,16 @@ def test_stop_ends_a_run_where_it_is(page: Page, base_url: str) -> None:
     assert "epochs=50" in page.url
 
 
-def test_a_random_sample_is_refused_with_the_reason(page: Page, base_url: str) -> None:
-    open_explorer(page, base_url, "?table=minilm&points=500&selection=random&projection=umap")
-    expect(page.locator("#projection-status")).to_contain_text(
-        "a random sample cannot be restricted that way"
-    )
-    expect(page.locator("#plot")).to_have_attribute("data-layout", "refused")
-    expect(page.locator("#plot-caption")).to_contain_text("PCA of 30,522 spherized rows")
+def test_a_random_sample_gets_its_exact_graph_among_its_rows(page: Page, base_url: str) -> None:
+    query = "?table=minilm&points=500&selection=random&seed=3&projection=umap&epochs=50"
+    coords = run_layout(page, base_url, query)
+    assert len(coords) == 500
+    ids = page.evaluate("window.explorer.points.map(p => p.id)")
+    assert max(ids) > 10_000  # not the first rows: restrict could not have given this graph
+    assert_graph_is_the_apis(page, base_url, k=14)
+    caption = page.locator("#plot-caption")
+    expect(caption).to_contain_text("UMAP (2-D) of 500 of the table's 30,522 rows (the random")
+    expect(caption).to_contain_text("among the 500 plotted rows")
 
 
 def test_umap_in_3d_gives_three_coordinates(page: Page, base_url: str) -> None:

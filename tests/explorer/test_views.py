@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.explorer.conftest import api, open_explorer
+from tests.explorer.test_layouts import assert_graph_is_the_apis
 
 pytestmark = pytest.mark.slow
 
@@ -58,16 +60,22 @@ def test_isolating_a_word_shows_exactly_it_and_its_neighbours(page: Page, base_u
     expect(page.locator("#plot")).to_have_attribute("data-plotted", "9")
     neighbours = api(base_url, "v1/tables/minilm/neighbors", {"token": "king", "k": 8})
     selection = ["king", *(n["token"] for n in neighbours["neighbors"])]
-    expected = api(
-        base_url,
-        "v1/tables/minilm/projection",
-        {"points": 9, "selection": {"tokens": selection}},
-    )["points"]
+    body = {"points": 9, "selection": {"tokens": selection}, "fit": "selection"}
+    expected = api(base_url, "v1/tables/minilm/projection", body)["points"]
     drawn = page.evaluate("window.explorer.points.map(p => [p.token, p.x, p.y])")
     assert drawn == [[p["token"], p["x"], p["y"]] for p in expected]
     assert sorted(token for token, _, _ in drawn) == sorted(selection)
+    # A PCA fitted on exactly these rows (spherized), not the table's basis: numpy's, up to sign.
+    rows = api(base_url, "v1/tables/minilm/lookup", {"tokens": [t for t, _, _ in drawn]})
+    units = np.array([item["vector"] for item in rows["items"]], dtype=np.float64)
+    units /= np.linalg.norm(units, axis=1, keepdims=True)
+    centred = units - units.mean(axis=0)
+    _, _, right = np.linalg.svd(centred, full_matrices=False)
+    reference = centred @ right[:2].T
+    np.testing.assert_allclose(np.abs([[x, y] for _, x, y in drawn]), np.abs(reference), atol=1e-6)
     expect(page.locator("#isolated")).to_be_visible()
     caption = page.locator("#plot-caption")
+    expect(caption).to_contain_text("PCA fitted on the 9 isolated rows alone")
     expect(caption).to_contain_text("9 of 30,522 rows plotted (isolated rows)")
     # Every neighbour is plotted now, and the list still comes from the whole table.
     expect(page.locator("#neighbours .not-plotted")).to_have_count(0)
@@ -77,7 +85,7 @@ def test_isolating_a_word_shows_exactly_it_and_its_neighbours(page: Page, base_u
     assert "isolate=" not in page.url
 
 
-def test_isolating_matches_runs_umap_on_their_similarities(page: Page, base_url: str) -> None:
+def test_isolating_matches_runs_umap_on_neighbours_among_them(page: Page, base_url: str) -> None:
     open_explorer(page, base_url, "?table=lee&points=1657&projection=umap&epochs=50")
     page.wait_for_selector('#plot[data-layout="done"]')
     page.fill("#search", "^s", timeout=5000)
@@ -91,12 +99,9 @@ def test_isolating_matches_runs_umap_on_their_similarities(page: Page, base_url:
     page.wait_for_selector('#plot[data-layout="done"]')
     tokens = page.evaluate("window.explorer.points.map(p => p.token)")
     assert sorted(tokens) == sorted(matches)
-    matrix = api(base_url, "v1/tables/lee/similarity", {"tokens": tokens})["matrix"]
-    graph = page.evaluate("window.explorer.layout.graph.indices")
-    for i, row in enumerate(graph):
-        ranked = sorted((j for j in range(len(tokens)) if j != i), key=lambda j: -matrix[i][j])
-        assert [matrix[i][j] for j in row] == [matrix[i][j] for j in ranked[: len(row)]]
-    expect(page.locator("#plot-caption")).to_contain_text("/similarity")
+    k = page.evaluate("window.explorer.layout.params.k")
+    assert_graph_is_the_apis(page, base_url, k, table="lee")
+    expect(page.locator("#plot-caption")).to_contain_text(f"among the {len(tokens)} plotted rows")
 
 
 def test_every_neighbour_of_king_is_labelled_above_the_rest(page: Page, base_url: str) -> None:

@@ -73,7 +73,7 @@ def fit_basis(vectors: np.ndarray, norms: np.ndarray, rows: np.ndarray) -> Basis
     started = time.perf_counter()
     count, width = int(rows.size), int(vectors.shape[1])
     if count < 2:
-        raise InvalidQuery(f"PCA needs at least 2 rows with a direction; the table has {count}")
+        raise InvalidQuery(f"PCA needs at least 2 rows with a direction, not {count}")
     mean = np.zeros(width)
     for chunk in unit_chunks(vectors, norms, rows):
         mean += chunk.sum(axis=0)
@@ -85,6 +85,26 @@ def fit_basis(vectors: np.ndarray, norms: np.ndarray, rows: np.ndarray) -> Basis
     covariance /= count - 1
     components, ratios = leading_components(covariance, min(MAX_DIMS, width))
     return Basis(mean, components, ratios, count, time.perf_counter() - started)
+
+
+def fit_selection(vectors: np.ndarray, norms: np.ndarray, rows: np.ndarray) -> Basis:
+    """PCA of exactly the directions of `rows` (norms > 0), as the Projector refits isolated
+    points: fit_basis, or for fewer rows than the width the SVD of the centred rows (the same
+    components, in rows^2 x width flops rather than rows x width^2 + width^3)."""
+    count, width = int(rows.size), int(vectors.shape[1])
+    if count >= width or count < 2:
+        return fit_basis(vectors, norms, rows)
+    started = time.perf_counter()
+    units = vectors[rows].astype(np.float64) / norms[rows, None]
+    mean = units.mean(axis=0)
+    centred = units - mean
+    _, singular, right = np.linalg.svd(centred, full_matrices=False)
+    dims = min(MAX_DIMS, count)
+    total = float(np.sum(centred * centred))
+    ratios = singular[:dims] ** 2 / total if total > 0 else np.zeros(dims)
+    components = np.ascontiguousarray(fix_signs(right[:dims]))
+    elapsed = time.perf_counter() - started
+    return Basis(mean, components, np.clip(ratios, 0.0, 1.0), count, elapsed)
 
 
 def unit_chunks(vectors: np.ndarray, norms: np.ndarray, rows: np.ndarray) -> Iterator[np.ndarray]:
@@ -142,6 +162,10 @@ class Projector:
                 self._bases[sample_limit] = fit_basis(self.table.vectors, self.norms, sample)
             return self._bases[sample_limit]
 
+    def fit_selection(self, rows: np.ndarray) -> Basis:
+        """A PCA fitted on exactly `rows` (with a direction), fitted anew on every call."""
+        return fit_selection(self.table.vectors, self.norms, rows)
+
     def select(self, selection: Selection, points: int, seed: int = 0) -> np.ndarray:
         """Rows to plot: the first `points` rows with a direction, or a seeded random set of them
         (in row order)."""
@@ -183,5 +207,8 @@ class Projector:
     def check_dims(self, basis: Basis, dims: int) -> int:
         """`dims`, if the basis has that many components; InvalidQuery otherwise."""
         if dims > basis.dims:
-            raise InvalidQuery(f"the table is {self.table.width} wide: at most {basis.dims} dims")
+            raise InvalidQuery(
+                f"at most {basis.dims} dims: the PCA has {basis.dims} components (the table is "
+                f"{self.table.width} wide, the fit had {basis.sample_rows} rows)"
+            )
         return dims

@@ -24,10 +24,12 @@ from typing import NamedTuple, TypeVar
 import numpy as np
 
 from service.engine.errors import InvalidQuery
+from service.engine.search.among import among_candidates
 from service.engine.search.approximate import ApproximateIndex
 from service.engine.search.cosmul import cosmul
 from service.engine.search.kernels import RESCORE_MARGIN, KernelName, make_kernel
 from service.engine.search.queries import (
+    Among,
     AnalogyMethod,
     AnalogyQuery,
     CosmulQuery,
@@ -144,9 +146,10 @@ class CosineSearch:
 
     def _unpadded(self, query: Plan) -> Plan:
         """A query that names no `restrict` searches the table's tokens: a model's padding
-        rows (past its tokenizer's tokens) answer only a `restrict` that reaches them."""
+        rows (past its tokenizer's tokens) answer only a `restrict` that reaches them, or an
+        `among` that names them."""
         unpadded = self.table.searchable_rows
-        if query.restrict is not None or unpadded == self.table.rows:
+        if query.restrict is not None or unpadded == self.table.rows or _among(query):
             return query
         return replace(query, restrict=unpadded)
 
@@ -156,17 +159,19 @@ class CosineSearch:
         return pair_cosines(units(left), units(right))
 
     def _nearest(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
-        """Answer prepared neighbour queries; those sharing `restrict` and search options
-        share one pass."""
+        """Answer prepared neighbour queries; those sharing `restrict` (or `among`) and search
+        options share one pass."""
         results: list[Neighbors | None] = [None] * len(queries)
         approximate = self.approximate
-        groups: dict[tuple[int | None, SearchOptions | None], list[int]] = {}
+        groups: dict[tuple[int | None, SearchOptions | None, Among | None], list[int]] = {}
         for i, query in enumerate(queries):
             options = query.options if self._approximate(approximate, query) else None
-            groups.setdefault((query.restrict, options), []).append(i)
-        for (restrict, options), members in groups.items():
+            groups.setdefault((query.restrict, options, query.among), []).append(i)
+        for (restrict, options, among), members in groups.items():
             batch = [queries[i] for i in members]
-            if approximate is not None and options is not None:
+            if among is not None:
+                found = self._among_pass(batch, among)
+            elif approximate is not None and options is not None:
                 found = self.approximate_search(approximate, batch, restrict, options)
             else:
                 found = self._pass(batch, restrict)
@@ -175,8 +180,9 @@ class CosineSearch:
         return [result for result in results if result is not None]
 
     def _approximate(self, approximate: ApproximateIndex | None, query: NeighborQuery) -> bool:
-        """Whether a query takes its candidates from the approximate index."""
-        if approximate is None or query.options.exact:
+        """Whether a query takes its candidates from the approximate index (never for a
+        candidate set: a pass over its few rows is exact and cheap)."""
+        if approximate is None or query.options.exact or query.among is not None:
             return False
         return query.restrict is None or query.restrict > EXACT_RESTRICT_ROWS
 
@@ -219,6 +225,19 @@ class CosineSearch:
             positions = self.kernel.candidates(
                 directions, depth, searchable, excluded if masked else None
             )
+        return rescore(self.store, queries, positions)
+
+    def _among_pass(self, queries: Sequence[NeighborQuery], among: Among) -> list[Neighbors]:
+        """One candidate pass over a candidate set's rows for queries sharing it, then the
+        exact rescoring."""
+        rows = among.rows
+        directional = int(np.count_nonzero(self.store.norms64[rows] > 0))
+        depth = min(directional, max(q.k for q in queries))
+        if depth == 0:
+            return [_empty() for _ in queries]
+        excluded = [self.store.positions_of(q.exclude) for q in queries]
+        directions = np.stack([q.vector for q in queries]).astype(np.float32)
+        positions = among_candidates(self.kernel, directions, depth, rows, excluded)
         return rescore(self.store, queries, positions)
 
     def _term_vectors(self, terms: Sequence[Term], unit: bool) -> np.ndarray:
@@ -283,6 +302,10 @@ def directions(query: Plan) -> int:
 
 def _empty() -> Neighbors:
     return Neighbors(ids=np.empty(0, dtype=np.int64), scores=np.empty(0, dtype=np.float64))
+
+
+def _among(query: Plan) -> bool:
+    return isinstance(query, NeighborQuery) and query.among is not None
 
 
 def _rows_only_add(query: AnalogyQuery) -> bool:

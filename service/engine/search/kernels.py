@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 import faiss
 import numpy as np
 
+from service.engine.search.rescoring import gather_rows
 from service.engine.search.topk import candidate_rows
 from service.engine.tables.rows import RowStore
 
@@ -86,6 +87,10 @@ class Kernel(Protocol):
         """(batch, stop - start) float32 cosines with rows start..stop (0 for masked rows)."""
         ...
 
+    def scores_of(self, directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(batch, len(rows)) float32 cosines with the given rows (0 for masked rows)."""
+        ...
+
     def candidates(
         self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
     ) -> Sequence[np.ndarray] | np.ndarray:
@@ -143,6 +148,18 @@ class BlasKernel:
         dots *= self.scales[start:stop]
         return dots
 
+    def scores_of(self, directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(batch, len(rows)) float32 cosines with the given rows (0 for masked rows)."""
+        gathered = gather_rows(self.vectors, rows)
+        scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
+        scaled = np.ascontiguousarray(scaled, dtype=np.float32)
+        if gathered.flags.c_contiguous:
+            dots = by_rows(scaled, gathered)
+        else:
+            dots = by_columns(scaled, gathered)
+        dots *= self.scales[rows]
+        return dots
+
     def candidates(
         self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
     ) -> list[np.ndarray]:
@@ -191,6 +208,10 @@ class FaissKernel:
     def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
         """(batch, stop - start) float32 inner products with rows start..stop."""
         return directions @ self.rows[start:stop].T
+
+    def scores_of(self, directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """(batch, len(rows)) float32 inner products with the given rows."""
+        return np.asarray(directions, dtype=np.float32) @ self.rows[rows].T
 
     def candidates(
         self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None

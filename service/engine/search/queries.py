@@ -45,9 +45,18 @@ class SearchOptions:
 DEFAULT_SEARCH = SearchOptions()
 
 
+@dataclass(frozen=True, eq=False)
+class Among:
+    """A candidate set: distinct row ids of a table, sorted (among.py searches it). Compared
+    by identity: the queries of one request share one set, and one pass over it."""
+
+    rows: np.ndarray
+
+
 @dataclass(frozen=True)
 class NeighborQuery:
-    """Top-k cosine neighbours of a direction, minus excluded rows, within the first `restrict`.
+    """Top-k cosine neighbours of a direction, minus excluded rows, within the first `restrict`
+    or among exactly the rows of `among`.
 
     Before CosineSearch.plan, `vector` is any vector (a table row's when `row` names it); plan
     makes it the unit direction, once.
@@ -60,6 +69,7 @@ class NeighborQuery:
     mix: TermMix | None = None
     options: SearchOptions = DEFAULT_SEARCH
     row: int | None = None
+    among: Among | None = None
 
 
 @dataclass(frozen=True)

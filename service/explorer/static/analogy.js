@@ -3,7 +3,7 @@
 import { post } from "./api.js";
 import { fill, parts, setStatus } from "./dom.js";
 import { describe } from "./messages.js";
-import { place, placeVector } from "./placement.js";
+import { place, placesOthers, placeVector } from "./placement.js";
 import { marksOf, resultItems } from "./results.js";
 
 export class AnalogyPanel {
@@ -50,12 +50,13 @@ async function showAnalogy(app, p) {
   const placed = await place(app, [...terms, ...answers]);
   fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
   const marks = [...marksOf(terms, placed, "term"), ...marksOf(answers, placed, "answer")];
-  if (method === "add" && app.state.projection === "pca") {
+  if (method === "add" && placesOthers(app)) {
     marks.push(await resultMark(app, terms));
     setStatus(p.status, "The star is a \u2212 b + c itself, placed on the picture.");
   } else if (method === "add") {
-    setStatus(p.status, "The star a \u2212 b + c is placed on PCA pictures only: a layout " +
-      "has no place for a vector it was not given.");
+    setStatus(p.status, "The star a \u2212 b + c is placed on PCA pictures of the table's " +
+      "basis only: a layout, or a PCA fitted on isolated rows, has no place for a vector it " +
+      "was not given.");
   } else {
     setStatus(p.status, "3CosMul has no single result vector: only its answers are placed.");
   }

@@ -2,9 +2,9 @@
 // service's exact neighbours) with full-space neighbours, analogies and text splits.
 //
 // Every number shown comes from the JSON API: GET /v1/tables, POST .../projection, .../project,
-// .../neighbors, .../similarity, .../analogy, .../lookup, .../diagnostics and .../tokenize;
-// UMAP and t-SNE coordinates are computed in this page from /neighbors' (or /similarity's)
-// answers, and the caption says so. This module finds each panel's root and hands it over.
+// .../neighbors, .../analogy, .../lookup, .../diagnostics and .../tokenize; UMAP and t-SNE
+// coordinates are computed in this page from /neighbors' answers among the plotted rows, and
+// the caption says so. This module finds each panel's root and hands it over.
 
 import { post, onKeyNeeded } from "./api.js";
 import { AnalogyPanel } from "./analogy.js";

@@ -1,8 +1,13 @@
 // Where words are on the picture: plotted rows are looked up, the others placed via /project
-// (in the PCA basis, so only on a PCA picture: a UMAP or t-SNE layout has no place for a row
-// it was not given).
+// (in the table's PCA basis, so only on a PCA picture drawn in it: a UMAP or t-SNE layout has
+// no place for a row it was not given, and a PCA fitted on isolated rows is not that basis).
 
 import { post } from "./api.js";
+
+/** Whether the picture is the table's PCA basis, where /project places any row or vector. */
+export function placesOthers(app) {
+  return app.state.projection === "pca" && app.projection?.fit !== "selection";
+}
 
 /**
  * Place `tokens` (stored tokens of the table) on the current picture.
@@ -16,7 +21,7 @@ export async function place(app, tokens) {
     if (index === undefined) missing.push(token);
     else placed.set(token, { point: app.points[index], index });
   }
-  if (missing.length && app.state.projection === "pca") {
+  if (missing.length && placesOthers(app)) {
     const answer = await post(app.table.name, "project", { tokens: missing, dims: app.state.dims });
     for (const point of answer.points) placed.set(point.token, { point, index: -1 });
   }

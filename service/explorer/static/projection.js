@@ -1,8 +1,10 @@
 // The Projection panel: PCA from the service (POST /projection, 2-D or 3-D), or UMAP and t-SNE
-// computed in this page (layout.js) on the service's exact full-space neighbours (graph.js);
+// computed in this page (layout.js) on the service's exact full-space neighbours among the
+// plotted rows, whichever they are (graph.js);
 // their progress, Stop, and the caption that says which projection, on how many rows, and
 // where its neighbours come from. Isolating re-projects only chosen rows (a word and its
-// neighbours, or a search's matches), with "Show all rows" to go back.
+// neighbours, or a search's matches: a PCA fitted on them alone), with "Show all rows" to go
+// back.
 
 import { describe } from "./messages.js";
 import { parts, setStatus } from "./dom.js";
@@ -11,7 +13,7 @@ import { integer, percent } from "./format.js";
 import { LayoutRun } from "./layout.js";
 
 const NAMES = { pca: "PCA", umap: "UMAP", tsne: "t-SNE" };
-// The most rows /similarity's matrix may name (the server's max_matrix_tokens default).
+// The most rows that can be isolated: their tokens travel in the link (`isolate`).
 export const MOST_ISOLATED = 256;
 const NUMBER_FIELDS = ["neighbours", "minDist", "epochs", "perplexity", "iterations", "seed"];
 
@@ -70,7 +72,10 @@ export class ProjectionPanel {
   request() {
     const { points, selection, seed, dims, isolate } = this.app.state;
     if (isolate.length) {
-      return { method: "pca", dims, points: isolate.length, selection: { tokens: isolate } };
+      // A PCA of the isolated rows alone, as the Projector does, once they span the dims.
+      const fit = isolate.length > dims ? { fit: "selection" } : {};
+      const selection = { tokens: isolate };
+      return { method: "pca", dims, points: isolate.length, selection, ...fit };
     }
     return { method: "pca", dims, points, selection, seed };
   }
@@ -89,8 +94,12 @@ export class ProjectionPanel {
     const ratios = projection.explained_variance_ratio;
     const components = ratios.map((ratio, i) => `PC${i + 1} ${percent(ratio)}`);
     const last = components.pop();
-    return `PCA of ${integer(projection.sample_rows)} spherized rows: ` +
-      `${components.join(", ")} and ${last} of the variance. ${this.rowsPlotted()}` +
+    const fitted = projection.fit === "selection"
+      ? `PCA fitted on the ${integer(projection.sample_rows)} isolated rows alone (spherized)`
+      : `PCA of ${integer(projection.sample_rows)} spherized rows` +
+        (app.state.isolate.length ? " (the table's basis)" : "");
+    return `${fitted}: ${components.join(", ")} and ${last} of the variance. ` +
+      `${this.rowsPlotted()}` +
       ` Neighbour lists are computed in the full ${app.table.width}-dimensional space.`;
   }
 
@@ -113,13 +122,6 @@ export class ProjectionPanel {
     const { app } = this;
     const method = app.state.projection;
     if (method === "pca" || !app.points.length) return;
-    const restricted = !app.state.isolate.length;
-    if (restricted && app.state.selection !== "first") {
-      this.refuse(`${NAMES[method]} takes its neighbour graph from /neighbors restricted to ` +
-        "the first N rows; a random sample cannot be restricted that way. Choose the first " +
-        "rows, or isolate a selection.");
-      return;
-    }
     const params = this.parameters(method, app.points.length);
     if (params.refusal) {
       this.refuse(params.refusal);
@@ -132,7 +134,6 @@ export class ProjectionPanel {
     let graph;
     try {
       graph = await fetchGraph(table.name, app.points, params.k, {
-        restricted,
         onProgress: (done, total) => this.progress(done / total,
           `Neighbours from /neighbors: ${integer(done)} of ${integer(total)} rows\u2026`),
       });
