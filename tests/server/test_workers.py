@@ -85,3 +85,26 @@ def test_the_start_up_log_says_where_the_server_is_and_what_it_serves(tmp_path: 
         assert f"listening on {base}; loading small (503 until ready)" in log
         assert "table 'small' ready: 9 x 4, npy, " in log and "exact search, from " in log
         assert f"ready on {base}: explorer {base}/explorer, API docs {base}/docs" in log
+
+
+def test_workers_end_when_their_supervisor_is_killed(tmp_path: Path) -> None:
+    table = write_table(tmp_path / "tables", small_vectors())
+    env = {
+        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table)}]),
+        "EMBEDDING_SERVICE_DRAIN_SECONDS": "0.5",
+    }
+    process, _ = start_server(env, "--workers", "2")
+    try:
+        pids = wait_for(lambda: workers(process.pid, 2))
+        process.kill()  # SIGKILL: the supervisor cannot pass anything on
+        process.wait(timeout=30)
+
+        def gone(pid: int) -> bool:
+            try:
+                return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+            except OSError:
+                return True
+
+        assert wait_for(lambda: all(gone(pid) for pid in pids), seconds=30)
+    finally:
+        forget(process)
