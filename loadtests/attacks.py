@@ -7,6 +7,7 @@ harness (loadtests/attack.py) judges the server by its health, memory and a prob
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -560,12 +561,13 @@ def served_file_rewrites(seconds: float) -> Callable[[Target], str]:
     calls safe for a source file); the table answers from its loaded rows throughout."""
 
     def run(target: Target) -> str:
+        name = f"rewritten-{next(_REWRITES)}"  # a new table each run (round 2 re-adds)
         source = target.tables / RUN / "0-base.npy"
-        served = target.tables / "rewritten.npy"
+        served = target.tables / f"{name}.npy"
         shutil.copyfile(source, served)
         shutil.copyfile(source.with_suffix(".vocab"), served.with_suffix(".vocab"))
         spec = {
-            "name": "rewritten",
+            "name": name,
             "path": str(served),
             "format": "npy",
         }
@@ -576,7 +578,7 @@ def served_file_rewrites(seconds: float) -> Callable[[Target], str]:
             raise Refuted(f"adding the table: {status} {answer[:200]!r}")
         original = source.read_bytes()
         query = json.dumps({"token": "king", "k": 5}).encode()
-        path = "/v1/tables/rewritten/neighbors"
+        path = f"/v1/tables/{name}/neighbors"
         expected = target.call(path, query)
         statuses: Counter[int] = Counter()
         deadline = time.monotonic() + seconds
@@ -588,11 +590,14 @@ def served_file_rewrites(seconds: float) -> Callable[[Target], str]:
                 rewrite()
                 if target.call(path, query) != expected:
                     raise Refuted("the table's answer changed while its file was rewritten")
-                reload = target.call("/v1/admin/tables/rewritten/reload", b"", target.admin_key)
+                reload = target.call(f"/v1/admin/tables/{name}/reload", b"", target.admin_key)
                 statuses[reload[0]] += 1
         return f"reloads over each state: {summary(statuses)}; answers unchanged"
 
     return run
+
+
+_REWRITES = itertools.count()
 
 
 def worker_kills(seconds: float) -> Callable[[Target], str]:
@@ -603,7 +608,9 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
     def run(target: Target) -> str:
         process, base = start_server({"EMBEDDING_SERVICE_WORKERS": "2"})
         port = int(base.rsplit(":", 1)[1])
-        refused, answered, running = [0], [0], threading.Event()
+        # Refused: nothing accepted the connection (the port was not served). Cut: a request
+        # in flight on the worker that was killed, which no server can save.
+        refused, cut, answered, running = [0], [0], [0], threading.Event()
         running.set()
 
         def probe() -> None:
@@ -611,9 +618,13 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
                 try:
                     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
                         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: probe\r\n\r\n")
-                        answered[0] += read_answer(sock)[0] == 200
-                except OSError:
+                        ok = read_answer(sock)[0] == 200
+                        answered[0] += ok
+                        cut[0] += not ok
+                except ConnectionRefusedError:
                     refused[0] += 1
+                except OSError:
+                    cut[0] += 1
                 time.sleep(0.05)
 
         thread = threading.Thread(target=probe, daemon=True)
@@ -646,10 +657,17 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
         finally:
             running.clear()
             thread.join()
-            process.kill()
-            process.wait(timeout=30)
-        note = f"killed {len(killed)} workers; probe {answered[0]} answered, {refused[0]} refused"
-        if not alive or refused[0] or workers != 2:
+            process.terminate()  # its workers drain and exit with it
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=30)
+        note = (
+            f"killed {len(killed)} workers; probe {answered[0]} answered, {cut[0]} cut in "
+            f"flight, {refused[0]} refused"
+        )
+        if not alive or refused[0] or cut[0] > len(killed) or workers != 2:
             raise Refuted(f"{note}; supervisor alive: {alive}, workers at the end: {workers}")
         return note
 
