@@ -36,8 +36,8 @@ SMALL_BATCH = 3
 # multiple, or worse (1 thread, the default table's columns: 11 directions 8.5 ms, 12
 # directions 6.7 ms; 31 13.9 ms, 32 11.4 ms). rows @ directions.T, faster at 4 and 8 directions
 # in a quiet moment, lost to directions @ columns at 8 in every round of a loaded CI run
-# (525-582 against 685-809 q/s); at 4 it still won by 1.12x (683 against 610 q/s, one run).
-ROWS_FIRST = 4
+# (525-582 against 685-809 q/s), and at 3 and 4 on 2026-12-02 (123-183 against 309-419 q/s,
+# one run each): every batch of three or more is directions @ columns.
 PAD_TO = 4
 # Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
 # slack, output scoring) could otherwise lose a near-tie to float32 rounding.
@@ -279,10 +279,11 @@ def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
 
     One direction: a 1-row matrix product (as fast as FAISS's SIMD pass over rows stored row
     after row); two: a matrix-vector product each over the columns; more: directions @ rows.T,
-    one plain matrix product, the directions padded to a multiple of PAD_TO; three or four
-    (padded to four): rows @ directions.T, transposed (BLAS runs a tall product with few
-    columns faster there than a short wide one). Measured on the
-    default table, one thread (benchmarks/engine_throughput.py measures the result in one run).
+    one plain matrix product, the directions padded to a multiple of PAD_TO. Three or four
+    were once rows @ directions.T, transposed (1.16x and 0.97x the best layout when chosen), but
+    on another day's machine that tall product ran at 0.36-0.43x while the padded one held
+    0.86-1.09x. Measured on the default table, one thread (benchmarks/engine_throughput.py
+    measures the result in one run).
     """
     columns = rows.T
     count = len(directions)
@@ -291,8 +292,6 @@ def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     if count == 2:
         return np.stack([direction @ columns for direction in directions])
     padded = padded_batch(directions)
-    if count <= ROWS_FIRST:
-        return np.ascontiguousarray((rows @ padded.T).T[:count])
     dots = padded @ columns
     return dots if len(padded) == count else dots[:count]
 
