@@ -12,7 +12,10 @@ call (CosineSearch.search, the candidates rescored exactly as served): recall@10
 held-out token queries, and queries/s cycling through them. Memory is the index's own bytes
 (`ApproximateIndex.nbytes`), as a share of the table's float32 rows. `--row-major` measures each
 point again, in the same run, on a row-major copy of the rows: what the served column layout
-costs the rescoring's gathers. Prints a table and writes the points as JSON (and a plot with
+costs the rescoring's gathers. `--batched-rescoring` measures each point with the served
+rescoring and with the batched rescoring every query took before the single-query path
+(rescoring.rescore_batch: the same answers), alternating in `--rounds` rounds, and prints the
+medians and their ratio. Prints a table and writes the points as JSON (and a plot with
 matplotlib, the bench extra).
 """
 
@@ -25,6 +28,8 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +39,11 @@ import numpy as np
 from benchmarks.big_tables_sweep import rate
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.recall import Truth, measure_recall, queries_of
+from service.engine.search import cosine
 from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import SearchOptions
+from service.engine.search.rescoring import rescore_batch
 from service.engine.tables.table import EmbeddingTable
 from service.engine.threads import limit_compute_threads
 
@@ -102,12 +109,42 @@ def row_major_rate(
         object.__setattr__(table, "vectors", served)
 
 
+@contextmanager
+def batched_rescoring() -> Iterator[None]:
+    """Every search rescored by the batched path, as before the single-query path."""
+    served = cosine.rescore
+    cosine.rescore = rescore_batch
+    try:
+        yield
+    finally:
+        cosine.rescore = served
+
+
+def paired_rates(
+    search: CosineSearch, truth: Truth, options: SearchOptions, seconds: float, rounds: int
+) -> tuple[float, float]:
+    """Median queries/s of the served rescoring and of the batched one (--batched-rescoring),
+    measured in alternating rounds, so a change of the machine's load hits both alike."""
+    queries = queries_of(search, truth.rows, options)
+
+    def one_rate() -> float:
+        return rate(lambda i: len(search.search([queries[i % len(queries)]])), seconds / rounds)
+
+    served, batched = [], []
+    for _ in range(rounds):
+        served.append(one_rate())
+        with batched_rescoring():
+            batched.append(one_rate())
+    return float(np.median(served)), float(np.median(batched))
+
+
 def run_build(
     table: EmbeddingTable,
     build: Build,
     searches: list[dict[str, int]],
     seconds: float,
     row_major: bool = False,
+    rounds: int = 0,
 ) -> list[dict[str, Any]]:
     """Build one index (every core), then measure each search setting (one thread)."""
     import faiss
@@ -124,13 +161,18 @@ def run_build(
     table_bytes = table.rows * table.width * 4
     points = []
     for search_options in searches:
-        recall, per_second = measure(
-            indexing.search, indexing.truth, SearchOptions(**search_options), seconds
-        )
+        options = SearchOptions(**search_options)
+        recall, per_second = measure(indexing.search, indexing.truth, options, seconds)
+        batched = None
+        if rounds:
+            per_second, batched = paired_rates(
+                indexing.search, indexing.truth, options, seconds, rounds
+            )
         point = {"kind": build.kind, **parameters.described(), **search_options,
                  "recall_at_10": recall, "queries_per_second": per_second,
                  "row_major_queries_per_second": None if not row_major else row_major_rate(
-                     indexing.search, indexing.truth, SearchOptions(**search_options), seconds),
+                     indexing.search, indexing.truth, options, seconds),
+                 "batched_rescoring_queries_per_second": batched,
                  "index_bytes": approximate.nbytes,
                  "memory_share": approximate.nbytes / table_bytes,
                  "build_seconds": approximate.build_seconds,
@@ -172,14 +214,22 @@ def against_gensim(table: EmbeddingTable) -> str:
             f"{gap:.1e} (gensim scores in float32)")  # fmt: skip
 
 
-COLUMNS = ("kind", "build", "search", "recall@10", "q/s", "q/s row-major", "index MiB",
-           "of table", "build s")  # fmt: skip
+COLUMNS = ("kind", "build", "search", "recall@10", "q/s", "q/s row-major",
+           "q/s batched rescoring", "index MiB", "of table", "build s")  # fmt: skip
 
 
 def row_major_cell(point: dict[str, Any]) -> str:
     """The row-major A/B's q/s, or a dash when it was not measured."""
     value = point.get("row_major_queries_per_second")
     return "-" if value is None else f"{value:,.0f}"
+
+
+def batched_cell(point: dict[str, Any]) -> str:
+    """The batched rescoring's q/s and the served path's speed-up over it, or a dash."""
+    value = point.get("batched_rescoring_queries_per_second")
+    if value is None:
+        return "-"
+    return f"{value:,.0f} (served {point['queries_per_second'] / value:.2f}x)"
 
 
 SEARCH_KEYS = {"fastscan": ("nprobe", "k_factor"), "ivf": ("nprobe",), "hnsw": ("ef_search",),
@@ -198,7 +248,7 @@ def row(point: dict[str, Any]) -> str:
     built = " ".join(f"{key}={point[key]}" for key in BUILD_KEYS[kind])
     searched = " ".join(f"{key}={point[key]}" for key in SEARCH_KEYS[kind])
     cells = (kind, built, searched, f"{point['recall_at_10']:.3f}",
-             f"{point['queries_per_second']:,.0f}", row_major_cell(point),
+             f"{point['queries_per_second']:,.0f}", row_major_cell(point), batched_cell(point),
              f"{point['index_bytes'] / 2**20:,.1f}",
              f"{point['memory_share']:.1%}", f"{point['build_seconds']:.1f}")  # fmt: skip
     return "| " + " | ".join(cells) + " |"
@@ -225,6 +275,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--gensim", action="store_true", help="check the exact path on gensim")
     parser.add_argument("--row-major", action="store_true",
                         help="also measure each point on a row-major copy of the rows")  # fmt: skip
+    parser.add_argument(
+        "--batched-rescoring",
+        action="store_true",
+        help="also measure each point with the batched rescoring, alternating",
+    )
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="alternating rounds of --batched-rescoring (medians)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="the points as JSON")
     parser.add_argument("--plot", type=Path, default=None, help="recall against q/s, a PNG")
     return parser.parse_args(argv)
@@ -245,7 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     say("\n| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
     points: list[dict[str, Any]] = []
     for build, searches in builds(args):
-        points += run_build(table, build, searches, args.seconds, args.row_major)
+        rounds = args.rounds if args.batched_rescoring else 0
+        points += run_build(table, build, searches, args.seconds, args.row_major, rounds)
     say(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     if args.out is not None:
         args.out.write_text(json.dumps({"exact_qps": exact, "points": points}, indent=1))

@@ -2,7 +2,10 @@
 
 All queries of a batch are rescored in a few array operations. Each score is one dot product
 summed on its own (never a matrix product whose blocking depends on how many candidates there
-are), so a query's answer is the same whatever else was in its batch.
+are), so a query's answer is the same whatever else was in its batch. A batch of one query (an
+approximate search serves one query per call) takes a shorter road to the same answer, bit for
+bit: one sort of its candidates, one gather, one product and one sum (about 15 numpy calls
+against about 30; the path around FAISS was half of a fast-scan query: BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -30,6 +33,17 @@ def rescore(
     positions: Sequence[np.ndarray] | np.ndarray,
 ) -> list[Neighbors]:
     """Each query's candidates scored in float64 from the raw rows, best k first (ties: id)."""
+    if len(queries) == 1 and len(positions[0]) <= CHUNK:
+        return [rescore_one(store, queries[0], np.asarray(positions[0], dtype=np.int64))]
+    return rescore_batch(store, queries, positions)
+
+
+def rescore_batch(
+    store: RowStore,
+    queries: Sequence[NeighborQuery],
+    positions: Sequence[np.ndarray] | np.ndarray,
+) -> list[Neighbors]:
+    """rescore() for any number of queries, QUERY_CHUNK at a time."""
     results: list[Neighbors] = []
     for start in range(0, len(queries), QUERY_CHUNK):
         part = slice(start, start + QUERY_CHUNK)
@@ -61,6 +75,39 @@ def _rescore(
         for query, start, end in zip(queries, starts, ends, strict=True)
         for stop in [min(start + query.k, end)]
     ]
+
+
+def rescore_one(store: RowStore, query: NeighborQuery, positions: np.ndarray) -> Neighbors:
+    """One query's candidates (-1 pads; at most CHUNK, for the temporaries) rescored: the same
+    answer as rescore_batch's, ids and scores to the last bit (tests/engine/test_rescoring.py)."""
+    ids = np.sort(positions)  # row order for the gather; ties then fall to the lower id
+    ids = ids[ids.searchsorted(0) :]
+    norms = store.norms64[ids]
+    keep = _kept_one(store, query, ids, norms)
+    if keep is not None:
+        ids, norms = ids[keep], norms[keep]
+    # Summed as _dots sums, to the last bit: float64 products laid out row by row, each row's
+    # summed along it (numpy's pairwise sum; summed down the columns, the last bits differ).
+    products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
+                           order="C")  # fmt: skip
+    scores = np.add.reduce(products, axis=1) / norms
+    best = np.argsort(-scores, kind="stable")[: query.k]
+    return Neighbors(ids=ids[best], scores=scores[best])
+
+
+def _kept_one(
+    store: RowStore, query: NeighborQuery, ids: np.ndarray, norms: np.ndarray
+) -> np.ndarray | None:
+    """Which of one query's candidates are neither zero rows nor excluded; None: all are."""
+    keep = None if store.zero.size == 0 else norms > 0
+    if not query.exclude:
+        return keep
+    excluded = np.fromiter(query.exclude, dtype=np.int64, count=len(query.exclude))
+    if ids.size * excluded.size <= SMALL_EXCLUSION_PRODUCT:
+        kept = (ids[:, None] != excluded[None, :]).all(axis=1)
+    else:
+        kept = ~np.isin(ids, excluded)
+    return kept if keep is None else kept & keep
 
 
 def _dots(
