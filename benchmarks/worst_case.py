@@ -179,6 +179,12 @@ def invalid_bodies(settings: Settings) -> list[tuple[str, str, bytes, int]]:
          filled(limit, lambda n: {"ids": [True] * n}, 10_000), 422),
         ("neighbors: one vector of 1M numbers", "neighbors",
          filled(limit, lambda n: {"vector": [0.5] * n}), 413),
+        ("score: a vector of 65,536 strings (one error, not one each)", "score",
+         filled(limit, lambda n: {"vector": ["x"] * n}, 65_536), 422),
+        ("analogy: 10,000 numbers as terms", "analogy",
+         filled(limit, lambda n: {"positive": [1] * n}, 10_000), 422),
+        ("analogy: 256 queries of 400 term objects (over max_terms)", "analogy",
+         json.dumps({"queries": [{"positive": [{"token": "a"}] * 400}] * 256}).encode(), 422),
         ("neighbors: one vector of max_body_values numbers", "neighbors",
          filled(limit, lambda n: {"vector": [-0.0123456] * n}, settings.max_body_values - 2), 422),
     ]  # fmt: skip
@@ -204,7 +210,7 @@ async def measure(
     return statistics.median(times), peak, size
 
 
-async def run(runs: int, only: Callable[[str], bool]) -> None:
+async def run(runs: int, only: Callable[[str], bool], invalid_only: bool = False) -> None:
     settings = Settings()
     registry = load_registry(settings)
     app = create_app(settings, registry)
@@ -213,7 +219,7 @@ async def run(runs: int, only: Callable[[str], bool]) -> None:
     async with app.router.lifespan_context(app):
         print(f"{'request':<55} {'time':>9} {'peak memory':>12} {'answer':>9}")
         for name, path, body in requests(settings, words):
-            if not only(name):
+            if invalid_only or not only(name):
                 continue
             data = json.dumps(body).encode()
             count = 1 if path == "evaluate" else runs
@@ -239,12 +245,17 @@ async def run(runs: int, only: Callable[[str], bool]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--invalid-only", action="store_true", help="only the invalid bodies, not the requests"
+    )
     parser.add_argument("--only", help="run the requests whose name contains this")
     args = parser.parse_args()
     print(f"command: python -m benchmarks.worst_case {' '.join(sys.argv[1:])}".rstrip())
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load average {load:.1f}; default settings")
-    asyncio.run(run(args.runs, lambda name: args.only is None or args.only in name))
+    only = args.only
+
+    asyncio.run(run(args.runs, lambda name: only is None or only in name, args.invalid_only))
 
 
 if __name__ == "__main__":
