@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -36,9 +37,13 @@ from service.schemas.common import (
     exactly_one_of,
 )
 
+_QUERY_FIELDS = ("token", "id", "vector", "vector_b64", "text")
+# The JSON Schema of "exactly one of the query fields", for models that add to it.
+_QUERY_SCHEMA: dict[str, Any] = dict(exactly_one_of(*_QUERY_FIELDS)["json_schema_extra"])  # type: ignore[arg-type]
+
 
 class NeighborsRequest(Strict):
-    model_config = exactly_one_of("token", "id", "vector", "vector_b64", "text")
+    model_config = exactly_one_of(*_QUERY_FIELDS)
 
     token: Token | None = None
     id: RowId | None = None
@@ -64,6 +69,16 @@ class SingleNeighborsRequest(NeighborsRequest):
     """One neighbour query, at a checkpoint and among a candidate set if it names them (a batch
     names them once)."""
 
+    # The schema says what _among_or_restrict checks, so clients generated from it (and the
+    # fuzzer) never send both.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            **_QUERY_SCHEMA,
+            "not": {"required": ["among", "restrict"]},
+        },
+    )
+
     checkpoint: CheckpointIndex | None = None
     among: AmongIds | None = None
 
@@ -74,6 +89,14 @@ class SingleNeighborsRequest(NeighborsRequest):
 
 
 class NeighborsBatchRequest(Strict):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"required": ["among"]},
+            "then": {"properties": {"queries": {"items": {"not": {"required": ["restrict"]}}}}},
+        },
+    )
+
     queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)
     checkpoint: CheckpointIndex | None = None
     among: AmongIds | None = None

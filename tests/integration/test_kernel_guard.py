@@ -3,8 +3,8 @@ cannot fall below the best layout on the same data without failing the build.
 
 A ratio measured in one run (served / the best other layout, median of alternating rounds),
 never an absolute time. The short form's bar (0.8) sits below the full run's 0.95 because a
-fraction of a second per configuration is noisier on a shared machine; the regression it exists
-for ran at 0.41-0.70x.
+fraction of a second per configuration is noisier on a shared machine (the median of nine
+alternating rounds); the regression it exists for ran at 0.41-0.70x.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ def run(*extra: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_served_kernel_keeps_up_with_the_best_layout() -> None:
-    result = run("--rounds", "5", "--batch", "1", "8", "32", "128", "--check", "0.8")
+    # Nine rounds, not five: on a machine running at two thirds of its speed one of five
+    # alternating rounds swung the median to 0.77x at batch 32 (1,243-1,646 q/s served).
+    result = run("--rounds", "9", "--batch", "1", "8", "32", "128", "--check", "0.8")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "guard passed" in result.stdout
     table = [line.split() for line in result.stdout.splitlines() if line[:6].strip().isdigit()]
