@@ -42,7 +42,9 @@ def start_server(
     port = free_port()
     # A file, not a pipe: nobody reads the server's log while it runs, and a full pipe would
     # block the server the moment it logs 64 KiB (a test provoking errors does).
-    log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives with the server)
+    # Appending: the supervisor and its workers share this file, and O_APPEND writes each line
+    # at the end; with a shared offset a worker once overwrote half of the supervisor's line.
+    log = tempfile.TemporaryFile("a+", encoding="utf-8")  # noqa: SIM115 (lives with the server)
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), *args],
         cwd=cwd,
