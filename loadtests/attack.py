@@ -153,13 +153,7 @@ def _make_cgroup(limit: int) -> tuple[Path | None, int]:
 
 def rss(pid: int) -> int | None:
     """VmRSS of `pid` in bytes (resident now), or None if it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    return _status_bytes(pid, "VmRSS:")
 
 
 def reset_peak_rss(pid: int) -> None:
@@ -170,9 +164,14 @@ def reset_peak_rss(pid: int) -> None:
 
 def peak_rss(pid: int) -> int | None:
     """VmHWM of `pid` in bytes, or None if it is gone."""
+    return _status_bytes(pid, "VmHWM:")
+
+
+def _status_bytes(pid: int, field: str) -> int | None:
+    """A size from /proc/<pid>/status (given there in kB), in bytes; None if it is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(field):
                 return int(line.split()[1]) * 1024
     except OSError:
         return None

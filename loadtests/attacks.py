@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.big_tables_http import child_pids
 from benchmarks.server import start_server
 from benchmarks.workloads import default_vocabulary, random_vectors, vector_bodies
 from benchmarks.worst_case import invalid_bodies
@@ -626,12 +627,12 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
         thread = threading.Thread(target=probe, daemon=True)
         thread.start()
         try:
-            killed = [_workers(process.pid)[0]]  # a worker, then its replacement at once
+            killed = [min(child_pids(process.pid), key=_started)]  # then its replacement
             for _ in range(2):
                 os.kill(killed[-1], signal.SIGKILL)
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline:
-                    replacements = set(_workers(process.pid)) - set(killed)
+                    replacements = set(child_pids(process.pid)) - set(killed)
                     if len(replacements) == 2:
                         break
                     time.sleep(0.05)
@@ -642,14 +643,14 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
             deadline = time.monotonic() + max(seconds, 15)
             seen, since = (), time.monotonic()
             while time.monotonic() < deadline:
-                workers = tuple(_workers(process.pid))
+                workers = tuple(child_pids(process.pid))
                 if workers != seen:
                     seen, since = workers, time.monotonic()
                 elif len(workers) == 2 and time.monotonic() - since >= 3:
                     break
                 time.sleep(0.2)
             alive = process.poll() is None
-            workers = len(_workers(process.pid)) if alive else 0
+            workers = len(child_pids(process.pid)) if alive else 0
         finally:
             running.clear()
             thread.join()
@@ -676,15 +677,6 @@ def _started(pid: int) -> int:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
     except (OSError, IndexError, ValueError):
         return 0
-
-
-def _workers(supervisor: int) -> list[int]:
-    """The worker processes of a supervisor, oldest first."""
-    children = subprocess.run(
-        ["ps", "-o", "pid=", "--ppid", str(supervisor), "--sort", "start_time"],
-        capture_output=True, text=True, check=False,
-    ).stdout.split()  # fmt: skip
-    return [int(pid) for pid in children]
 
 
 def catalogue(seconds: float) -> list[Attack]:
