@@ -18,6 +18,7 @@ from service.engine.search.scoring import score_items
 from service.engine.threads import limit_compute_threads, limit_openmp
 from service.runtime.batching import Batcher
 from service.runtime.cache import ResultCache
+from service.runtime.heap import HeapTrimmer
 
 T = TypeVar("T")
 
@@ -45,7 +46,8 @@ WORK_THREADS = 4
 
 
 class Runtime:
-    """One search batcher (neighbours and analogies), one scoring batcher, one cache."""
+    """One search batcher (neighbours and analogies), one scoring batcher, one cache, and
+    the thread that hands freed heap pages back to the system."""
 
     def __init__(self, settings: Settings) -> None:
         threads = partial(limit_openmp, settings.compute_threads)
@@ -57,6 +59,7 @@ class Runtime:
         )
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.settings = settings
+        self.heap = HeapTrimmer()
         # Made in start(): an anyio limiter belongs to the running event loop.
         self.projections: anyio.CapacityLimiter | None = None
         self.threads: anyio.CapacityLimiter | None = None
@@ -72,12 +75,14 @@ class Runtime:
         self.analyses = anyio.CapacityLimiter(self.settings.analysis_concurrency)
         self.search.start()
         self.score.start()
+        self.heap.start()
 
     async def in_thread(self, work: Callable[..., T], *args: Any) -> T:
         """`work(*args)` on a worker thread, at most WORK_THREADS at once."""
         return await anyio.to_thread.run_sync(partial(work, *args), limiter=self.threads)
 
     async def close(self) -> None:
-        """Stop the batchers."""
+        """Stop the batchers and the heap trimmer."""
         await self.search.close()
         await self.score.close()
+        self.heap.close()
