@@ -62,6 +62,17 @@ def requests(settings: Settings, words: list[str]) -> list[tuple[str, str, Any]]
             "exclude": excluded(i),
         }
 
+    def floats() -> list[float]:
+        return [round(float(x), 7) for x in rng.normal(size=384)]
+
+    def weighted(i: int) -> dict[str, Any]:
+        chosen = words[(i * 53) % (len(words) - terms) :][:terms]
+        return {"positive": [{"token": w, "weight": 2.0} for w in chosen[: terms // 2]],
+                "negative": [{"token": w, "weight": 0.5} for w in chosen[terms // 2 :]],
+                "k": k_batch}  # fmt: skip
+
+    # JSON floats as terms: as many 384-float vectors as max_body_values admits, two a query.
+    vector_queries = min(batch, settings.max_body_values // (2 * 384) - 1)
     mul_queries = settings.max_directions // terms  # 16 queries of 16 terms: 256 directions
     punctuation = "".join(rng.choice(list("!?.,;:()[]"), settings.max_text_length))
     questions = ": random\n" + "\n".join(
@@ -75,6 +86,11 @@ def requests(settings: Settings, words: list[str]) -> list[tuple[str, str, Any]]
                       for i in range(batch)]}),
         ("analogy add: 256 x 16 terms, k=128, 1000 exclusions", "analogy",
          {"queries": [analogy(i, "add") for i in range(batch)]}),
+        ("analogy add: 256 x 16 weighted term objects, k=128", "analogy",
+         {"queries": [weighted(i) for i in range(batch)]}),
+        (f"analogy add: {vector_queries} x 2 vectors as JSON floats, k=128", "analogy",
+         {"queries": [{"positive": [{"vector": floats()}], "negative": [{"vector": floats()}],
+                       "k": k_batch} for _ in range(vector_queries)]}),
         ("analogy mul: 16 x 16 terms, k=1000, 1000 exclusions", "analogy",
          {"queries": [analogy(i, "mul") for i in range(mul_queries)]}),
         ("similarity: matrix of 256 tokens", "similarity",
@@ -190,24 +206,52 @@ def invalid_bodies(settings: Settings) -> list[tuple[str, str, bytes, int]]:
     ]  # fmt: skip
 
 
+class LoopWatch:
+    """The longest the event loop went without running a ready task while it is watched: a
+    task that sleeps 0.5 ms and measures how late it wakes. A search answered in a thread
+    leaves the loop free; parsing and validating a body on it does not."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self.task: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        while True:
+            started = time.perf_counter()
+            await asyncio.sleep(0.0005)
+            self.longest = max(self.longest, time.perf_counter() - started - 0.0005)
+
+    async def __aenter__(self) -> LoopWatch:
+        self.task = asyncio.create_task(self._tick())
+        await asyncio.sleep(0)  # let it start
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self.task is not None
+        self.task.cancel()
+
+
 async def measure(
     driver: Driver, path: str, body: bytes, runs: int, expected: int = 200
-) -> tuple[float, int, int]:
-    """(median seconds, peak bytes, answer bytes) after one warm-up request (the first pays for
-    fresh memory and thread pools); fails if the answer's status is not `expected`."""
+) -> tuple[float, float, int, int]:
+    """(median seconds, median longest loop block, peak bytes, answer bytes) after one warm-up
+    request (the first pays for fresh memory and thread pools); fails if the answer's status
+    is not `expected`."""
     await driver.post(path, body)
-    times = []
+    times, blocks = [], []
     for _ in range(runs):
-        started = time.perf_counter()
-        status, size = await driver.post(path, body)
-        times.append(time.perf_counter() - started)
+        async with LoopWatch() as watch:
+            started = time.perf_counter()
+            status, size = await driver.post(path, body)
+            times.append(time.perf_counter() - started)
+        blocks.append(watch.longest)
         if status != expected:
             raise SystemExit(f"{path}: status {status}, not {expected}")
     tracemalloc.start()
     await driver.post(path, body)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return statistics.median(times), peak, size
+    return statistics.median(times), statistics.median(blocks), peak, size
 
 
 async def run(runs: int, only: Callable[[str], bool], invalid_only: bool = False) -> None:
@@ -217,29 +261,29 @@ async def run(runs: int, only: Callable[[str], bool], invalid_only: bool = False
     words = [t for t in registry.get("minilm").table.tokens[2000:] if t.isalpha()][:20_000]
     driver = Driver(app)
     async with app.router.lifespan_context(app):
-        print(f"{'request':<55} {'time':>9} {'peak memory':>12} {'answer':>9}")
+        header = f"{'time':>9} {'loop':>8} {'peak memory':>12} {'answer':>9}"
+        print(f"{'request':<55} {header}")
         for name, path, body in requests(settings, words):
             if invalid_only or not only(name):
                 continue
             data = json.dumps(body).encode()
             count = 1 if path == "evaluate" else runs
-            seconds, peak, size = await measure(driver, path, data, count)
-            print(
-                f"{name:<55} {seconds * 1000:7.0f} ms {peak / 2**20:9.1f} MB "
-                f"{size / 2**20:6.2f} MB  (body {len(data) / 2**20:.2f} MB)",
-                flush=True,
-            )
-        header = f"{'time':>9} {'peak memory':>12} {'answer':>9}"
+            seconds, block, peak, size = await measure(driver, path, data, count)
+            row(name, seconds, block, peak, size, f"body {len(data) / 2**20:.2f} MB")
         print(f"{'invalid body (max_body_bytes)':<55} {header}")
         for name, path, data, expected in invalid_bodies(settings):
             if not only(name):
                 continue
-            seconds, peak, size = await measure(driver, path, data, runs, expected)
-            print(
-                f"{name:<55} {seconds * 1000:7.0f} ms {peak / 2**20:9.1f} MB "
-                f"{size / 2**20:6.2f} MB  ({expected}, body {len(data) / 2**20:.2f} MB)",
-                flush=True,
-            )
+            seconds, block, peak, size = await measure(driver, path, data, runs, expected)
+            row(name, seconds, block, peak, size, f"{expected}, body {len(data) / 2**20:.2f} MB")
+
+
+def row(name: str, seconds: float, block: float, peak: int, size: int, note: str) -> None:
+    print(
+        f"{name:<55} {seconds * 1000:7.0f} ms {block * 1000:5.0f} ms {peak / 2**20:9.1f} MB "
+        f"{size / 2**20:6.2f} MB  ({note})",
+        flush=True,
+    )
 
 
 def main() -> None:

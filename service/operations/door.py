@@ -50,14 +50,33 @@ class Services:
         return Context(self.registry.get(table), self.limits, self.runtime, self.registry)
 
 
+# Bodies larger than this are parsed and validated on a worker thread. A body at the limits
+# costs tens of milliseconds to parse and validate (an analogy batch of 256 x 16 terms and
+# 1,000 exclusions each, 2.7 MB: 20 ms of orjson, 13 ms of pydantic), which the event loop
+# would give no other connection; on a thread, it takes the loop only for its longest single
+# call, as the GIL changes hands every switch_interval_ms between Python lines.
+ON_LOOP_BYTES = 64 * 1024
+
+
+def read_query(
+    operation: Operation, table: str, body: bytes, content_type: str, services: Services
+) -> tuple[Context, Any]:
+    """The table's context and the validated query, refused in the routes' order."""
+    data = parse_json(body, content_type, services.limits.settings.max_body_values)
+    context = services.context(table)
+    return context, validate(operation, data, services.limits)
+
+
 async def answer(
     operation: Operation, table: str, body: bytes, content_type: str, services: Services
 ) -> Encoded:
     """The whole answer to one query request, an error envelope included."""
     try:
-        data = parse_json(body, content_type, services.limits.settings.max_body_values)
-        context = services.context(table)
-        query = validate(operation, data, services.limits)
+        if len(body) > ON_LOOP_BYTES:
+            reading = (operation, table, body, content_type, services)
+            context, query = await services.runtime.in_thread(read_query, *reading)
+        else:
+            context, query = read_query(operation, table, body, content_type, services)
         answered = await respond(operation, query, context)
     except EngineError as error:
         return encode(error)
