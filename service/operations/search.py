@@ -70,11 +70,12 @@ async def search(body: SearchBody, context: Context) -> bytes:
     names = Names.of(queries)
     among = candidate_set(body, context)
     if names.off_the_loop:
-        items, matched = await context.runtime.in_thread(plan_all, queries, names, context, among)
+        planned = await context.runtime.in_thread(plan_all, queries, names, context, among)
     else:
-        items, matched = plan_all(queries, names, context, among)
+        planned = plan_all(queries, names, context, among)
+    items, matched, most_results = planned
     results = await context.runtime.search.submit_many(items)
-    if sum(item.plan.k for item in items) > ON_LOOP_RESULTS:
+    if most_results > ON_LOOP_RESULTS:
         return await context.runtime.in_thread(
             neighbors_json, context.served.table, results, matched, batch
         )
@@ -83,15 +84,16 @@ async def search(body: SearchBody, context: Context) -> bytes:
 
 def plan_all(
     queries: Sequence[SearchRequest], names: Names, context: Context, among: Among | None = None
-) -> tuple[list[SearchItem], Matched]:
+) -> tuple[list[SearchItem], Matched, int]:
     """Every query resolved, checked against the limits and planned for the batcher (neighbour
-    queries among the candidate set, when the request names one)."""
+    queries among the candidate set, when the request names one); the most results they ask."""
     resolver = Resolver(context.served, context.limits).resolve(names.tokens, names.texts)
     search = context.served.search
     items = [SearchItem.of(search, plan) for plan in _plans(resolver, queries, among)]
-    context.limits.check_results(sum(item.plan.k for item in items))
+    most_results = sum(item.plan.k for item in items)
+    context.limits.check_results(most_results)
     context.limits.check_directions(sum(item.cost for item in items))
-    return items, resolver.matched
+    return items, resolver.matched, most_results
 
 
 def candidate_set(body: SearchBody, context: Context) -> Among | None:

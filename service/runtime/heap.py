@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Callable
+from typing import Any
 
 # Seconds between looks at the heap: often enough that memory freed after a burst (a reload,
 # a large batch) is back within seconds.
@@ -35,25 +36,26 @@ class MallInfo2(ctypes.Structure):
     ]  # fmt: skip
 
 
-def free_heap_bytes() -> Callable[[], int] | None:
-    """A function answering the bytes free in malloc's arenas, or None without mallinfo2."""
+def _libc(name: str, argtypes: list[Any], restype: Any) -> Any:
+    """The C library's function `name`, typed, or None where it has none (musl, macOS)."""
     try:
-        info = ctypes.CDLL(None).mallinfo2
+        function = getattr(ctypes.CDLL(None), name)
     except (AttributeError, OSError):
         return None
-    info.argtypes = []
-    info.restype = MallInfo2
-    return lambda: int(info().fordblks)
+    function.argtypes = argtypes
+    function.restype = restype
+    return function
+
+
+def free_heap_bytes() -> Callable[[], int] | None:
+    """A function answering the bytes free in malloc's arenas, or None without mallinfo2."""
+    info = _libc("mallinfo2", [], MallInfo2)
+    return None if info is None else lambda: int(info().fordblks)
 
 
 def malloc_trim() -> Callable[[int], int] | None:
-    """The C library's malloc_trim, or None where there is none (musl, macOS)."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (AttributeError, OSError):
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
+    """The C library's malloc_trim, or None where there is none."""
+    trim: Callable[[int], int] | None = _libc("malloc_trim", [ctypes.c_size_t], ctypes.c_int)
     return trim
 
 
