@@ -108,6 +108,7 @@ async function openTable(name, { keepView }) {
 async function showPicture({ keepCamera }) {
   app.projectionPanel.stop();
   app.layout = null;
+  delete byId("plot").dataset.layout; // no layout until the next one starts
   app.neighbours.clear();
   app.analogy.clear();
   app.split.clear();
