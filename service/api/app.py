@@ -33,7 +33,7 @@ from service.api.routes import training as routes_training
 from service.api.routes import vectors as routes_vectors
 from service.config import Settings
 from service.loading.registry import Registry
-from service.loading.tables import TableLoader, load_all, load_registry, load_spec, start_diagnosis
+from service.loading.tables import TableLoader, load_all, load_registry, load_spec, start_diagnoses
 from service.operations.door import Services
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
@@ -65,8 +65,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
             await run_in_threadpool(load_all, app.state.registry, settings)
         app.state.runtime.start()
         if settings.diagnostics_at_load:
-            for served in app.state.registry.served():
-                start_diagnosis(served)
+            start_diagnoses(app.state.registry)
         try:
             yield
         finally:

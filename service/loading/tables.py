@@ -118,6 +118,17 @@ def format_of(spec: TableSpec) -> str:
         return "unknown format"
 
 
+def start_diagnoses(registry: Registry) -> None:
+    """Start the default diagnostics of every served table.
+
+    A function of its own, not a loop in the app's lifespan: the lifespan's frame lives as long
+    as the app, and its loop variable kept the last table of the start alive after every
+    reload (a second copy of its rows, for the life of the process).
+    """
+    for served in registry.served():
+        start_diagnosis(served)
+
+
 def start_diagnosis(served: ServedTable) -> None:
     """Compute a table's default diagnostics on a background thread.
 

@@ -5,6 +5,7 @@ the cyclic collector happens to run (50 admin reloads of MiniLM took the server 
 from __future__ import annotations
 
 import gc
+import threading
 import weakref
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 
 from service.config import Settings, TableSpec
 from service.loading.tables import TableLoader, load_registry
+from tests.robustness.conftest import AppFactory
 from tests.robustness.servers import call, server_process
 
 ADMIN = "an-admin-key-long-enough-1234"
@@ -29,6 +31,28 @@ def test_a_reloaded_table_is_freed_by_reference_counting_alone(table_path: Path)
         assert old() is None and rows() is None
     finally:
         gc.enable()
+
+
+def test_a_running_app_keeps_no_table_of_its_start_after_a_reload(
+    make_client: AppFactory,
+) -> None:
+    # The lifespan once looped over the tables to start their diagnostics, and its suspended
+    # frame kept the loop's last table for the life of the process: after a reload the first
+    # copy of that table stayed resident, out of the collector's sight (gc.freeze).
+    with make_client() as client:
+        app = client.app
+        registry = app.state.registry  # type: ignore[attr-defined]
+        for thread in threading.enumerate():
+            if thread.name.startswith("diagnostics-"):
+                thread.join()
+        old = weakref.ref(registry.get("small"))
+        rows = weakref.ref(registry.get("small").table)
+        gc.disable()
+        try:
+            app.state.loader.reload("small")  # type: ignore[attr-defined]
+            assert old() is None and rows() is None
+        finally:
+            gc.enable()
 
 
 def resident_mib(pid: int) -> float:
