@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import IO
@@ -33,11 +33,13 @@ def start_server(
     *args: str,
     cwd: str | None = None,
     open_files: int | None = None,
+    python_args: Sequence[str] = ("-m", "service"),
 ) -> tuple[subprocess.Popen[str], str]:
     """`python -m service serve` with extra env/args on a free port, once ready: (process, URL).
 
     `cwd` runs the `service` package found there (another checkout, for a side-by-side run);
-    `open_files` caps the server's file descriptors (a container's `--ulimit nofile`).
+    `open_files` caps the server's file descriptors (a container's `--ulimit nofile`);
+    `python_args` replace `-m service` (a wrapper that runs it, e.g. under a profiler).
     """
     port = free_port()
     # A file, not a pipe: nobody reads the server's log while it runs, and a full pipe would
@@ -46,7 +48,7 @@ def start_server(
     # at the end; with a shared offset a worker once overwrote half of the supervisor's line.
     log = tempfile.TemporaryFile("a+", encoding="utf-8")  # noqa: SIM115 (lives with the server)
     process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port), *args],
+        [sys.executable, *python_args, "serve", "--port", str(port), *args],
         cwd=cwd,
         preexec_fn=None if open_files is None else partial(_limit_open_files, open_files),
         env={**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning", **(env or {})},

@@ -1,0 +1,129 @@
+"""Which project files one request passes through, on a real server: issue 20's count.
+
+    .venv/bin/python -m benchmarks.request_files [--tokens queen prince castle duke empire]
+        [--warm 20] [--env NAME=VALUE ...]
+
+The service runs as `python -m service serve` in a child process, unchanged, with a profile
+function (sys.setprofile and threading.setprofile) installed before it starts. The function
+records nothing until SIGUSR2: the script warms the server up with `--warm` requests of other
+bodies (so first-call paths do not count), sends SIGUSR2, sends one neighbours request for a
+token (`{"token": T, "k": 3}`, a miss of the answer cache), and sends SIGUSR2 again, which
+writes every file under service/ that a Python frame entered in between, by thread. That is
+done once per `--tokens`; a file counts when it was entered in every one of those windows, so
+the server's clocks (the guards' sweep, the heap trimmer, the diagnostics' background pass)
+that happen to tick inside one window do not count. A file counts when any of its functions
+ran (a call, or a C function called from it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from benchmarks.server import start_server
+
+# Installed in the child before `service` is imported: on SIGUSR2 toggle recording; when
+# recording stops, write {thread name: [files]} as JSON to the path in REQUEST_FILES_OUT.
+PROFILER = r"""
+import importlib.util, json, os, runpy, signal, sys, threading
+ROOT = importlib.util.find_spec("service").submodule_search_locations[0] + os.sep
+seen = {}
+state = {"on": False}
+def profile(frame, event, arg):
+    if state["on"]:
+        name = frame.f_code.co_filename
+        if name.startswith(ROOT):
+            seen.setdefault(threading.current_thread().name, set()).add(name[len(ROOT):])
+def toggle(signum, frame):
+    if state["on"]:
+        state["on"] = False
+        with open(os.environ["REQUEST_FILES_OUT"], "w") as out:
+            json.dump({thread: sorted(files) for thread, files in seen.items()}, out)
+    else:
+        seen.clear()
+        state["on"] = True
+signal.signal(signal.SIGUSR2, toggle)
+sys.setprofile(profile)
+threading.setprofile(profile)
+sys.argv = ["service", *sys.argv[1:]]
+runpy.run_module("service", run_name="__main__", alter_sys=True)
+"""
+
+
+def post(url: str, body: bytes) -> bytes:
+    """POST a JSON body; the answer's bytes."""
+    request = urllib.request.Request(
+        url, data=body, headers={"content-type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.read()
+
+
+def warm_bodies(count: int) -> list[bytes]:
+    """Token queries other than the measured one, so the measured one misses the cache."""
+    tokens = ["king", "man", "woman", "paris", "france", "river", "music", "green", "city"]
+    return [
+        json.dumps({"token": tokens[i % len(tokens)], "k": 4 + i}).encode() for i in range(count)
+    ]
+
+
+def files_entered(pid: int, out: Path, url: str, body: bytes) -> set[str]:
+    """The files a Python frame entered, on any thread, while the server answered `body`."""
+    out.unlink(missing_ok=True)
+    os.kill(pid, signal.SIGUSR2)
+    time.sleep(0.05)  # the handler runs when the event loop wakes for the signal
+    post(url, body)
+    os.kill(pid, signal.SIGUSR2)
+    for _ in range(100):
+        if out.exists() and out.stat().st_size:
+            break
+        time.sleep(0.05)
+    by_thread: dict[str, list[str]] = json.loads(out.read_text())
+    return {file for files in by_thread.values() for file in files}
+
+
+def main() -> int:
+    """Start a profiled server, send the requests, print the files every one passed through."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--tokens", nargs="+", default=["queen", "prince", "castle", "duke", "empire"]
+    )
+    parser.add_argument("--warm", type=int, default=20)
+    parser.add_argument("--env", nargs="*", default=[], help="NAME=VALUE for the server")
+    args = parser.parse_args()
+    print(f"command: python -m benchmarks.request_files {' '.join(sys.argv[1:])}".rstrip())
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "files.json"
+        env = dict(item.split("=", 1) for item in args.env)
+        env["REQUEST_FILES_OUT"] = str(out)
+        process, base = start_server(env, python_args=("-c", PROFILER))
+        try:
+            url = f"{base}/v1/tables/minilm/neighbors"
+            for body in warm_bodies(args.warm):
+                post(url, body)
+            windows = [
+                files_entered(process.pid, out, url, json.dumps({"token": t, "k": 3}).encode())
+                for t in args.tokens
+            ]
+        finally:
+            process.kill()
+            process.wait()
+    always = set.intersection(*windows)
+    sometimes = set.union(*windows) - always
+    print(f'requests: POST /v1/tables/minilm/neighbors {{"token": T, "k": 3}}, T in {args.tokens}')
+    print(f"{len(always)} project files on every request's path:")
+    for file in sorted(always):
+        print(f"  service/{file}")
+    print(f"entered in some windows only (the server's clocks): {', '.join(sorted(sometimes))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
