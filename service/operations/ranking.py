@@ -35,11 +35,15 @@ async def cosines(body: CosinesRequest, context: Context) -> bytes:
     count = context.limits.cosine_rows(body.limit, available, directions(plan))
     start, stop = min(body.offset, rows), min(body.offset, rows) + count
     store = context.served.search.store
-    with timed("cosines"):
-        scores = await context.runtime.in_thread(scores_of, store, plan, start, stop)
-    encoded = base64.b64encode(scores.astype("<f4").tobytes()).decode()
-    answer = {"rows": rows, "offset": body.offset, "count": count, "scores_b64": encoded}
-    return dumps({"matched": resolver.matched, **answer})
+
+    def write() -> bytes:
+        with timed("cosines"):
+            scores = scores_of(store, plan, start, stop)
+        encoded = base64.b64encode(scores.astype("<f4").tobytes()).decode()
+        answer = {"rows": rows, "offset": body.offset, "count": count, "scores_b64": encoded}
+        return dumps({"matched": resolver.matched, **answer})
+
+    return await context.runtime.in_thread(write)
 
 
 def plan_cosines(resolver: Resolver, body: CosinesRequest) -> Plan:
@@ -77,16 +81,19 @@ async def rank(body: RankRequest, context: Context) -> bytes:
     row = resolver.row(body.token) if body.token else _row_of(context, body.id)
     direction = search.store.directions(np.asarray([row]))[0]  # ZeroVector for a zero row
     others = resolver.row_array(body.others)
-    with timed("rank"):
-        found = await context.runtime.in_thread(
-            ranks, search.store, search.kernel, direction, others, row, listing is not None
-        )
-    answer = {"token": table.tokens[row], "id": row, "ranks": _ranks(context, found, others)}
-    if listing is not None and limit is not None:
-        page = _page(found, listing.offset, limit)
-        scores = exact_cosines(search.store, direction, page)
-        answer["closer_rows"] = neighbor_list(table, Neighbors(ids=page, scores=scores))
-    return dumps({"matched": resolver.matched, **answer})
+
+    def write() -> bytes:
+        # Up to max_results closer rows are written: on this thread, not the event loop.
+        with timed("rank"):
+            found = ranks(search.store, search.kernel, direction, others, row, limit is not None)
+        answer = {"token": table.tokens[row], "id": row, "ranks": _ranks(context, found, others)}
+        if listing is not None and limit is not None:
+            page = _page(found, listing.offset, limit)
+            scores = exact_cosines(search.store, direction, page)
+            answer["closer_rows"] = neighbor_list(table, Neighbors(ids=page, scores=scores))
+        return dumps({"matched": resolver.matched, **answer})
+
+    return await context.runtime.in_thread(write)
 
 
 def _row_of(context: Context, row: int | None) -> int:

@@ -73,8 +73,9 @@ class CosinesResponse(Matched):
     count: int = Field(description="Rows scored in this answer, from offset.")
     scores_b64: str = Field(
         description="One score per row from offset, in row order: base64 of little-endian "
-        "float32s. The float64 score of /neighbors rounded to float32; NaN for a zero row "
-        "(0/0, as gensim's arrays have it).",
+        "float32s. Each is the row's float64 score, within about 1e-16 of what /neighbors "
+        "(or /analogy) reports for it, rounded to float32; NaN for a zero row (0/0, as "
+        "gensim's arrays have it).",
         json_schema_extra={"contentEncoding": "base64"},
     )
 

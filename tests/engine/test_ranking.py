@@ -1,6 +1,8 @@
 """Every row's score and ranks against numpy's float64 arithmetic: the scores /neighbors and
-/analogy report, bit for bit; NaN for zero rows; any page of rows the same as the whole; ranks
-that count exactly the rows scoring strictly above, with either kernel and either layout."""
+/analogy report (to 1e-15), NaN for zero rows, any page of rows the same as the whole and either
+layout the same, to the bit; ranks that count exactly the rows whose rescored score is strictly
+above, with either kernel and either layout, and score each compared row to the bit as the
+rescoring does."""
 
 from __future__ import annotations
 
@@ -11,7 +13,13 @@ from hypothesis import strategies as st
 
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import AnalogyQuery, NeighborQuery, Term
-from service.engine.search.ranking import objectives, range_cosines, ranks, scores_of
+from service.engine.search.ranking import (
+    exact_cosines,
+    objectives,
+    range_cosines,
+    ranks,
+    scores_of,
+)
 from service.engine.tables.table import EmbeddingTable
 from tests.engine.test_rescoring import awkward_table
 
@@ -57,7 +65,7 @@ def direction_of(search: CosineSearch, row: int) -> np.ndarray:
 def test_cosines_are_float64_cosines_and_nan_for_zero_rows() -> None:
     search = SEARCHES["blas, by columns"]
     rng = np.random.default_rng(0)
-    for row in rng.integers(0, ROWS, 20).tolist() + [10, 11]:
+    for row in [*rng.integers(0, ROWS, 20).tolist(), 10, 11]:
         if search.store.norms64[row] == 0:
             continue
         direction = direction_of(search, row)
@@ -68,17 +76,29 @@ def test_cosines_are_float64_cosines_and_nan_for_zero_rows() -> None:
 
 
 @pytest.mark.parametrize("layout", ["blas, by columns", "blas, row-major"])
-def test_cosines_are_the_neighbours_scores_to_the_bit(layout: str) -> None:
+def test_cosines_are_the_neighbours_scores(layout: str) -> None:
     search = SEARCHES[layout]
     for row in [2, 10, 500, 2998]:
         [found] = search.neighbors([NeighborQuery(TABLE.vectors[row], 50, frozenset([row]),
                                                   row=row)])  # fmt: skip
         plan = search.plan(NeighborQuery(TABLE.vectors[row], 1, row=row))
         scores = scores_of(search.store, plan, 0, ROWS)
-        assert scores[found.ids].tobytes() == found.scores.tobytes()
+        np.testing.assert_allclose(scores[found.ids], found.scores, rtol=0, atol=1e-15)
+        exact = exact_cosines(search.store, plan.vector, found.ids)  # type: ignore[union-attr]
+        assert exact.tobytes() == found.scores.tobytes()  # the rescoring's own arithmetic
 
 
-def test_the_objective_is_the_3cosmul_score_to_the_bit() -> None:
+def test_neither_the_layout_nor_the_other_directions_change_a_bit() -> None:
+    by_columns, row_major = SEARCHES["blas, by columns"], SEARCHES["blas, row-major"]
+    directions = by_columns.store.directions(np.asarray([2, 10, 2998]))
+    first = range_cosines(by_columns.store, directions, 0, ROWS)
+    assert first.tobytes() == range_cosines(row_major.store, directions, 0, ROWS).tobytes()
+    for i, direction in enumerate(directions):  # nor do the other directions
+        alone = range_cosines(by_columns.store, direction[None, :], 0, ROWS)[0]
+        assert alone.tobytes() == first[i].tobytes()
+
+
+def test_the_objective_is_the_3cosmul_score() -> None:
     search = SEARCHES["blas, by columns"]
     terms = AnalogyQuery(
         positive=(Term(row=3), Term(row=40, weight=2.0)), negative=(Term(row=77),), k=30,
@@ -87,7 +107,7 @@ def test_the_objective_is_the_3cosmul_score_to_the_bit() -> None:
     [found] = search.analogies([terms])
     plan = search.plan_analogy(terms)
     scores = objectives(search.store, plan, 0, ROWS)  # type: ignore[arg-type]
-    assert scores[found.ids].tobytes() == found.scores.tobytes()
+    np.testing.assert_allclose(scores[found.ids], found.scores, rtol=1e-14)
     assert np.isnan(scores[search.store.zero]).all()
     # gensim's formula, in numpy: prod of shifted cosines over the negative's + 1e-6.
     shifted = [(1 + oracle(TABLE, direction_of(search, row))) / 2 for row in (3, 40, 77)]
@@ -112,11 +132,12 @@ def test_a_page_is_the_same_rows_of_the_whole(start: int, size: int, row: int) -
 def test_ranks_count_exactly_the_rows_above(name: str) -> None:
     search = SEARCHES[name]
     rng = np.random.default_rng(1)
-    for row in rng.integers(0, ROWS, 30).tolist() + [10, 7]:
+    for row in [*rng.integers(0, ROWS, 30).tolist(), 10, 7]:
         if search.store.norms64[row] == 0:
             continue
         direction = direction_of(search, row)
-        scores = range_cosines(search.store, direction[None, :], 0, ROWS)[0]
+        scores = exact_cosines(search.store, direction, np.arange(ROWS))
+        np.testing.assert_allclose(scores, oracle(TABLE, direction), rtol=0, atol=1e-12)
         # Far and near rows, a zero row, duplicates of row 10, tiny rows and the query itself.
         compared = np.asarray([*rng.integers(0, ROWS, 12).tolist(), 5, 11, 12, 7, 1200, row])
         found = ranks(search.store, search.kernel, direction, compared, row, listed=True)
