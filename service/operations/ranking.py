@@ -7,7 +7,6 @@ the search batcher, whose passes keep only a top k.
 
 from __future__ import annotations
 
-import base64
 import math
 
 import numpy as np
@@ -18,7 +17,7 @@ from service.engine.search.ranking import Ranks, exact_cosines, ranks, scores_of
 from service.metrics import timed
 from service.operations.context import Context
 from service.operations.resolve import Resolver, TextName, resolved
-from service.operations.serialize import dumps, neighbor_list
+from service.operations.serialize import cosines_json, dumps, neighbor_list
 from service.schemas.ranking import CosinesQueryRequest, CosinesTermsRequest, RankRequest
 from service.schemas.search import RequestTerm
 
@@ -39,9 +38,7 @@ async def cosines(body: CosinesRequest, context: Context) -> bytes:
     def write() -> bytes:
         with timed("cosines"):
             scores = scores_of(store, plan, start, stop)
-        encoded = base64.b64encode(scores.astype("<f4").tobytes()).decode()
-        answer = {"rows": rows, "offset": body.offset, "count": count, "scores_b64": encoded}
-        return dumps({"matched": resolver.matched, **answer})
+        return cosines_json(resolver.matched, rows, body.offset, scores)
 
     return await context.runtime.in_thread(write)
 
