@@ -8,6 +8,7 @@ the search batcher, whose passes keep only a top k.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ from service.engine.search.ranking import Ranks, exact_cosines, ranks, scores_of
 from service.metrics import timed
 from service.operations.context import Context
 from service.operations.resolve import Resolver, TextName, resolved
-from service.operations.serialize import cosines_json, dumps, neighbor_list
+from service.operations.serialize import add_readable, cosines_json, dumps, neighbor_list
 from service.schemas.ranking import CosinesQueryRequest, CosinesTermsRequest, RankRequest
 from service.schemas.search import RequestTerm
 
@@ -98,9 +99,10 @@ def _row_of(context: Context, row: int | None) -> int:
     return int(context.served.table.check_ids([row])[0])  # UnknownId outside the rows
 
 
-def _ranks(context: Context, found: Ranks, others: np.ndarray) -> list[dict[str, object]]:
+def _ranks(context: Context, found: Ranks, others: np.ndarray) -> list[dict[str, Any]]:
+    """Each other row's rank item (a model's tokens readable too, as in /neighbors)."""
     tokens = context.served.table.tokens
-    return [
+    items: list[dict[str, Any]] = [
         {
             "token": tokens[row],
             "id": row,
@@ -112,6 +114,8 @@ def _ranks(context: Context, found: Ranks, others: np.ndarray) -> list[dict[str,
             others.tolist(), found.scores.tolist(), found.closer.tolist(), strict=True
         )
     ]
+    add_readable(context.served.table, items)
+    return items
 
 
 def _page(found: Ranks, offset: int, limit: int) -> np.ndarray:

@@ -7,8 +7,10 @@ from typing import Annotated, Literal, Self
 from pydantic import ConfigDict, Discriminator, Field, Tag, model_validator
 
 from service.schemas.common import (
+    INCOMPLETE,
     MAX_ITEMS,
     NUMBER_ONLY,
+    READABLE,
     CheckpointIndex,
     Matched,
     Neighbor,
@@ -140,6 +142,8 @@ class RankItem(Strict):
         "own row and zero rows never counted."
     )
     rank: int = Field(description="closer + 1 (gensim's rank).")
+    text: str | None = Field(None, description=READABLE)
+    incomplete: bool | None = Field(None, description=INCOMPLETE)
 
 
 class RankResponse(Matched):
