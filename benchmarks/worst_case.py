@@ -38,8 +38,9 @@ from service.loading.tables import load_registry
 TABLE = "/v1/tables/minilm"
 
 
-def requests(settings: Settings, words: list[str]) -> list[tuple[str, str, Any]]:
-    """(name, path, body) of each operation's worst case within the default limits."""
+def requests(settings: Settings, words: list[str], far: str) -> list[tuple[str, str, Any]]:
+    """(name, path, body) of each operation's worst case within the default limits (`far`:
+    the row least like "king", every other row closer)."""
     rng = np.random.default_rng(0)
     batch, terms, exclude = settings.max_batch, settings.max_terms, settings.max_exclude
     k_batch = settings.max_results // batch  # 128: max_results over a full batch
@@ -99,6 +100,13 @@ def requests(settings: Settings, words: list[str]) -> list[tuple[str, str, Any]]
          {"pairs": [[words[i], words[i + 1]] for i in range(batch)]}),
         ("score: k=1000, softmax, target", "score",
          {"vector_b64": b64(), "k": settings.max_k, "softmax": True, "target": words[0]}),
+        ("cosines: 3CosMul of 16 terms, every row (16 directions)", "cosines",
+         {"positive": words[:terms], "negative": [], "method": "mul"}),
+        ("cosines: 16 vector terms as JSON floats, every row", "cosines",
+         {"positive": [{"vector": floats()} for _ in range(terms)]}),
+        ("rank: 256 others, one pass", "rank", {"token": "king", "others": words[:batch]}),
+        ("rank: the farthest row, closer_rows of max_results", "rank",
+         {"token": "king", "others": [far], "closer_rows": {}}),
         ("lookup: 256 ids with vectors (JSON floats)", "lookup",
          {"ids": list(range(2000, 2000 + batch))}),
         ("lookup: 256 ids with vectors (base64)", "lookup",
@@ -201,6 +209,14 @@ def invalid_bodies(settings: Settings) -> list[tuple[str, str, bytes, int]]:
          filled(limit, lambda n: {"positive": [1] * n}, 10_000), 422),
         ("analogy: 256 queries of 400 term objects (over max_terms)", "analogy",
          json.dumps({"queries": [{"positive": [{"token": "a"}] * 400}] * 256}).encode(), 422),
+        ("rank: others of over 1M numbers", "rank",
+         filled(limit, lambda n: {"token": "king", "others": [1] * n}), 413),
+        ("rank: 10,000 booleans as others (over max_batch)", "rank",
+         filled(limit, lambda n: {"token": "king", "others": [True] * n}, 10_000), 422),
+        ("cosines: 10,000 term objects (over max_terms)", "cosines",
+         filled(limit, lambda n: {"positive": [{"token": "a"}] * n}, 10_000), 422),
+        ("cosines: one vector of max_body_values numbers", "cosines",
+         filled(limit, lambda n: {"vector": [-0.0123456] * n}, settings.max_body_values - 2), 422),
         ("neighbors: one vector of max_body_values numbers", "neighbors",
          filled(limit, lambda n: {"vector": [-0.0123456] * n}, settings.max_body_values - 2), 422),
     ]  # fmt: skip
@@ -258,12 +274,15 @@ async def run(runs: int, only: Callable[[str], bool], invalid_only: bool = False
     settings = Settings()
     registry = load_registry(settings)
     app = create_app(settings, registry)
-    words = [t for t in registry.get("minilm").table.tokens[2000:] if t.isalpha()][:20_000]
+    table = registry.get("minilm").table
+    words = [t for t in table.tokens[2000:] if t.isalpha()][:20_000]
+    rows = table.vectors.astype(np.float64)
+    far = table.tokens[int(np.argmin(rows @ rows[table.token_to_id["king"]] / table.norms64))]
     driver = Driver(app)
     async with app.router.lifespan_context(app):
         header = f"{'time':>9} {'loop':>8} {'peak memory':>12} {'answer':>9}"
         print(f"{'request':<55} {header}")
-        for name, path, body in requests(settings, words):
+        for name, path, body in requests(settings, words, far):
             if invalid_only or not only(name):
                 continue
             data = json.dumps(body).encode()

@@ -68,6 +68,8 @@ class AsyncClient(BaseClient):
     analogy = async_method(methods.analogy)
     similarity = async_method(methods.similarity)
     score = async_method(methods.score)
+    cosines = async_method(methods.cosines)
+    rank = async_method(methods.rank)
     tokenize = async_method(methods.tokenize)
     detokenize = async_method(methods.detokenize)
     projection = async_method(methods.projection)

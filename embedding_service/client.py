@@ -62,6 +62,8 @@ class Client(BaseClient):
     analogy = sync_method(methods.analogy)
     similarity = sync_method(methods.similarity)
     score = sync_method(methods.score)
+    cosines = sync_method(methods.cosines)
+    rank = sync_method(methods.rank)
     tokenize = sync_method(methods.tokenize)
     detokenize = sync_method(methods.detokenize)
     projection = sync_method(methods.projection)

@@ -150,3 +150,10 @@ class KeyedRows:
         if isinstance(key, str):
             return key
         return self.index_to_key[self.get_index(key)]
+
+
+def refuse_fallback(matched: dict[str, str | list[str]]) -> None:
+    """KeyError for a key only the table's case fallback matched: gensim has no such key."""
+    for asked, stored in matched.items():
+        if isinstance(stored, str):  # only a case fallback maps a key to another key
+            raise KeyError(f"Key '{asked}' not present in vocabulary")

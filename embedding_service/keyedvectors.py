@@ -5,9 +5,11 @@
 
 Same method names, signatures, return shapes and exceptions (KeyError for an unknown key).
 The searches run on the server (exhaustively by default, as gensim's do); the methods that
-need only a few rows (distances, n_similarity, doesnt_match) look those rows up and compute
-with gensim's own arithmetic (vector_math.py). What today's endpoints cannot answer exactly
-raises NotImplementedError naming what is missing (docs/client.md, "What needs the server").
+need only a few rows (distances to given keys, n_similarity, doesnt_match) look those rows up
+and compute with gensim's own arithmetic (vector_math.py); a score for every row (topn=None,
+distances(key)) and ranks come from the server's /cosines and /rank (keyed_ranking.py). What
+the endpoints cannot answer exactly raises NotImplementedError naming what is missing
+(docs/client.md, "Not answered").
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import numpy as np
 
 from embedding_service import vector_math, word_evaluation
 from embedding_service.client import Client
-from embedding_service.errors import LimitExceeded, UnknownToken
-from embedding_service.keyed_rows import KeyedRows
-from embedding_service.models.search import Neighbors
+from embedding_service.errors import UnknownToken
+from embedding_service.keyed_ranking import KeyedRanking
+from embedding_service.keyed_rows import refuse_fallback
+from embedding_service.models.search import Analogy
 from embedding_service.terms import (
     Weighted,
+    clip_range,
     ensure_list,
     first_unknown,
     restrict_of,
@@ -33,16 +37,8 @@ from embedding_service.terms import (
     weighted_terms,
 )
 
-# The server's documented default max_k (README, "Configuration"): how deep rank and
-# closer_than look, until the server refuses it with its own figure.
-DOCUMENTED_MAX_K = 1000
-NEEDS_ALL_SCORES = (
-    "{method} needs a score for every row of the table; the service has no endpoint that "
-    "answers them (docs/client.md, 'What needs the server': POST .../cosines)"
-)
 
-
-class RemoteKeyedVectors(KeyedRows):
+class RemoteKeyedVectors(KeyedRanking):
     """A served table with gensim's KeyedVectors methods."""
 
     def __init__(
@@ -59,7 +55,6 @@ class RemoteKeyedVectors(KeyedRows):
         client = url if isinstance(url, Client) else Client(url, api_key, **client_options)
         super().__init__(client, table)
         self.exact = exact
-        self._depth = DOCUMENTED_MAX_K
 
     def __repr__(self) -> str:
         return f"<RemoteKeyedVectors {self.table!r} at {self.client.url}: {len(self)} keys>"
@@ -75,21 +70,24 @@ class RemoteKeyedVectors(KeyedRows):
         clip_end: int | None = None,
         restrict_vocab: int | None = None,
         indexer: Any = None,
-    ) -> list[tuple[str, float]]:
-        """The topn keys nearest the weighted mean of positive minus negative keys (3CosAdd)."""
+    ) -> Any:
+        """The topn keys nearest the weighted mean of positive minus negative keys (3CosAdd);
+        topn=None: the cosine of every row (of gensim's clip range) with that mean."""
         if isinstance(topn, Integral) and topn < 1:
             return []
         if indexer is not None:
             raise NotImplementedError("an indexer searches in this process; the service searches")
+        if not topn:
+            terms = self._keyed_terms(weighted_terms(ensure_list(positive), ensure_list(negative)))
+            start, stop = clip_range(clip_start, clip_end, restrict_vocab, len(self))
+            return self.every_score(self._query(terms), "add", start, stop)
         restrict = restrict_of(clip_start, clip_end, restrict_vocab, len(self))
         terms = self._keyed_terms(weighted_terms(ensure_list(positive), ensure_list(negative)))
-        if not topn:
-            raise NotImplementedError(NEEDS_ALL_SCORES.format(method="most_similar(topn=None)"))
         return self._analogy(terms, int(topn), restrict, "add")
 
     def similar_by_word(
         self, word: Any, topn: int | None = 10, restrict_vocab: int | None = None
-    ) -> list[tuple[str, float]]:
+    ) -> Any:
         """The topn keys nearest `word`."""
         return self.most_similar(positive=[word], topn=topn, restrict_vocab=restrict_vocab)
 
@@ -97,7 +95,7 @@ class RemoteKeyedVectors(KeyedRows):
 
     def similar_by_vector(
         self, vector: np.ndarray, topn: int | None = 10, restrict_vocab: int | None = None
-    ) -> list[tuple[str, float]]:
+    ) -> Any:
         """The topn keys nearest a vector."""
         return self.most_similar(positive=[vector], topn=topn, restrict_vocab=restrict_vocab)
 
@@ -107,8 +105,9 @@ class RemoteKeyedVectors(KeyedRows):
         negative: Any = None,
         topn: int | None = 10,
         restrict_vocab: int | None = None,
-    ) -> list[tuple[str, float]]:
-        """3CosMul (Levy and Goldberg): prod of shifted cosines to positive over negative keys.
+    ) -> Any:
+        """3CosMul (Levy and Goldberg): prod of shifted cosines to positive over negative keys;
+        topn=None: that objective for every row.
 
         gensim 4.4 accepts restrict_vocab here and ignores it (it scores every row); so does
         this method, to give the same answers.
@@ -124,9 +123,7 @@ class RemoteKeyedVectors(KeyedRows):
             Weighted(term, -1.0) for term in negative
         ]
         if not topn:
-            raise NotImplementedError(
-                NEEDS_ALL_SCORES.format(method="most_similar_cosmul(topn=None)")
-            )
+            return self.every_score(self._query(terms), "mul")
         return self._analogy(terms, int(topn), None, "mul")
 
     def _check_cosmul_term(self, term: Any) -> None:
@@ -154,22 +151,27 @@ class RemoteKeyedVectors(KeyedRows):
             keyed.append(Weighted(item, term.weight))
         return keyed
 
-    def _analogy(
-        self, terms: list[Weighted], topn: int, restrict: int | None, method: Literal["add", "mul"]
-    ) -> list[tuple[str, float]]:
+    def _query(self, terms: list[Weighted]) -> Analogy:
+        """The service's analogy of gensim's weighted terms (which needs a positive one)."""
         positive = [service_term(t.term, t.weight) for t in terms if t.weight > 0]
         negative = [service_term(t.term, -t.weight) for t in terms if t.weight < 0]
-        unweighted = [t.term for t in terms if t.weight == 0 and isinstance(t.term, str)]
         if not positive:
             raise NotImplementedError(
                 "most_similar with no positive weight: the service's analogies need a positive "
                 "term (docs/client.md, 'What needs the server')"
             )
+        return Analogy(positive, negative)
+
+    def _analogy(
+        self, terms: list[Weighted], topn: int, restrict: int | None, method: Literal["add", "mul"]
+    ) -> list[tuple[str, float]]:
+        query = self._query(terms)
+        unweighted = [t.term for t in terms if t.weight == 0 and isinstance(t.term, str)]
         try:
             answer = self.client.analogy(
                 self.table,
-                positive,
-                negative,
+                query.positive,
+                query.negative,
                 topn,
                 method=method,
                 exclude=unweighted,
@@ -178,13 +180,8 @@ class RemoteKeyedVectors(KeyedRows):
             )
         except UnknownToken as error:
             raise first_unknown(error.tokens, terms) from None
-        self._refuse_fallback(answer)
+        refuse_fallback(answer.matched)
         return [(neighbor.token, neighbor.score) for neighbor in answer]
-
-    def _refuse_fallback(self, answer: Neighbors) -> None:
-        for asked, stored in answer.matched.items():
-            if isinstance(stored, str):  # only a case fallback maps a key to another key
-                raise KeyError(f"Key '{asked}' not present in vocabulary")
 
     # Similarity between given keys.
 
@@ -213,13 +210,13 @@ class RemoteKeyedVectors(KeyedRows):
         return float(np.dot(unit(mean1), unit(mean2)))
 
     def distances(self, word_or_vector: Any, other_words: Sequence[Any] = ()) -> np.ndarray:
-        """Cosine distances from a key or vector to each of `other_words`."""
+        """Cosine distances from a key or vector to each of `other_words` (none: every row)."""
+        if not other_words:
+            return self.all_distances(word_or_vector)
         if isinstance(word_or_vector, str | int | np.integer):
             vector = self.get_vector(word_or_vector)
         else:
             vector = np.asarray(word_or_vector)
-        if not other_words:
-            raise NotImplementedError(NEEDS_ALL_SCORES.format(method="distances(other_words=())"))
         return 1 - vector_math.cosine_similarities(vector, self.rows(list(other_words)))
 
     def rank_by_centrality(
@@ -241,42 +238,6 @@ class RemoteKeyedVectors(KeyedRows):
     def most_similar_to_given(self, key1: Any, keys_list: Sequence[Any]) -> Any:
         """The key of `keys_list` most similar to `key1`."""
         return keys_list[int(np.argmax([self.similarity(key1, key) for key in keys_list]))]
-
-    # Ranks: exact within the server's deepest neighbour list (max_k).
-
-    def closer_than(self, key1: Any, key2: Any) -> list[str]:
-        """Every key closer to key1 than key2 is, in row order."""
-        first, second = self._key(key1), self._key(key2)
-        self.get_index(second)
-        if first == second:
-            return []
-        neighbors = self._deepest_neighbors(first)
-        scores = {neighbor.token: neighbor for neighbor in neighbors}
-        if second not in scores:
-            raise NotImplementedError(
-                f"{second!r} is not among the {len(neighbors)} nearest rows of {first!r}, the "
-                "most one neighbour query answers: its rank needs a server endpoint "
-                "(docs/client.md, 'What needs the server': POST .../rank)"
-            )
-        bound = scores[second].score
-        closer = sorted((n.id, n.token) for n in neighbors if n.score > bound)
-        return [token for _, token in closer]
-
-    def rank(self, key1: Any, key2: Any) -> int:
-        """1 + the number of keys closer to key1 than key2 is."""
-        return len(self.closer_than(key1, key2)) + 1
-
-    def _deepest_neighbors(self, key: str) -> Neighbors:
-        depth = min(self._depth, len(self) - 1)
-        try:
-            return self.client.neighbors(self.table, key, depth, exact=self.exact)
-        except LimitExceeded as error:
-            if error.got != depth or error.limit >= depth:
-                raise
-            self._depth = error.limit
-            return self._deepest_neighbors(key)
-        except UnknownToken:
-            raise KeyError(f"Key '{key}' not present") from None
 
     # Evaluation (word_evaluation.py).
 

@@ -61,6 +61,16 @@ def restrict_of(
     return clip_end if clip_end and clip_end < rows else None
 
 
+def clip_range(
+    clip_start: int, clip_end: int | None, restrict_vocab: int | None, rows: int
+) -> tuple[int, int]:
+    """The rows gensim's most_similar(topn=None) scores, rows[clip_start:clip_end] (or the
+    first restrict_vocab), as (start, stop)."""
+    start, stop = (0, restrict_vocab) if restrict_vocab else (clip_start, clip_end or rows)
+    start, stop, _ = slice(start, stop).indices(rows)
+    return start, max(start, stop)
+
+
 def service_term(term: Any, weight: float) -> Term:
     """A term as the service takes it: a weight of 1 is left out, so a query of plain tokens
     is one the server may answer from its cache."""

@@ -252,6 +252,15 @@ class Settings(BaseSettings):
         "256 queries may ask for k=128 each, one query for max_k.",
     )
     max_exclude: int = Field(1000, ge=0, description="Most extra exclusions in one query.")
+    max_cosine_rows: int = Field(
+        1_048_576,
+        ge=1,
+        description="Most rows one /cosines answer scores, times its query's directions (a "
+        "3CosMul query counts one per term): bounds the answer (a float32 a row: 4 MiB, about "
+        "5.6 MB of base64, at the default) and its work (a float64 pass over those rows per "
+        "direction). Every row of the default table is one request, even for 16 terms; a "
+        "larger table is answered in pages (offset, limit).",
+    )
     max_among: int = Field(
         20_000,
         ge=1,

@@ -42,7 +42,7 @@ IN_FLIGHT = Gauge(
 SEARCH_SECONDS = Histogram(
     f"{PREFIX}_search_duration_seconds",
     "Engine compute time by operation: search (one pass of neighbour and analogy queries), "
-    "score (one pass of output scoring), lookup, similarity.",
+    "score (one pass of output scoring), lookup, similarity, cosines, rank.",
     ["operation"],
     buckets=LATENCY_BUCKETS,
 )

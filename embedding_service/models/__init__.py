@@ -19,6 +19,7 @@ from embedding_service.models.diagnostics import (
     TokenReport,
 )
 from embedding_service.models.projection import ProjectedPoint, ProjectedVector, Projection
+from embedding_service.models.ranking import Cosines, Rank, Ranks
 from embedding_service.models.search import Analogy, Neighbor, Neighbors, Text
 from embedding_service.models.tables import Checkpoint, IndexInfo, TableInfo
 from embedding_service.models.text import Detokenized, Piece, Tokenized, TokenizedWord
@@ -47,6 +48,7 @@ __all__ = [
     "Checkpoint",
     "CheckpointSummary",
     "CorrelationFigure",
+    "Cosines",
     "CountBin",
     "CountFigures",
     "Detokenized",
@@ -65,6 +67,8 @@ __all__ = [
     "ProjectedPoint",
     "ProjectedVector",
     "Projection",
+    "Rank",
+    "Ranks",
     "RowReport",
     "Score",
     "ScoredToken",

@@ -2,6 +2,7 @@
 
 from embedding_service.plans.diagnostics import diagnostics, evaluate
 from embedding_service.plans.projection import project, projection
+from embedding_service.plans.ranking import cosines, rank
 from embedding_service.plans.search import analogy, neighbors
 from embedding_service.plans.tables import table, tables
 from embedding_service.plans.text import detokenize, tokenize
@@ -10,6 +11,7 @@ from embedding_service.plans.vectors import lookup, score, similarity
 
 __all__ = [
     "analogy",
+    "cosines",
     "detokenize",
     "diagnostics",
     "drift",
@@ -18,6 +20,7 @@ __all__ = [
     "neighbors",
     "project",
     "projection",
+    "rank",
     "score",
     "similarity",
     "table",

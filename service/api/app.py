@@ -26,6 +26,7 @@ from service.api.routes import diagnostics as routes_diagnostics
 from service.api.routes import explorer as routes_explorer
 from service.api.routes import health as routes_ops
 from service.api.routes import projection as routes_projection
+from service.api.routes import ranking as routes_ranking
 from service.api.routes import search as routes_search
 from service.api.routes import tables as routes_tables
 from service.api.routes import text as routes_text
@@ -47,6 +48,7 @@ QUERY_ERRORS = error_responses(400, 401, 404, 413, 415, 422, 429, 503)
 QUERY_ROUTES = (
     routes_search,
     routes_vectors,
+    routes_ranking,
     routes_projection,
     routes_diagnostics,
     routes_text,

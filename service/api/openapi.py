@@ -66,6 +66,16 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     "score": {
         "text": {"text": "king", "k": 5, "softmax": True, "target": "queen"},
     },
+    "cosines": {
+        "token": {"token": "king"},
+        "page": {"id": 2332, "offset": 1000, "limit": 100},
+        "analogy": {"positive": ["king", "woman"], "negative": ["man"]},
+        "mul": {"positive": ["paris", "germany"], "negative": ["france"], "method": "mul"},
+    },
+    "rank": {
+        "ranks": {"token": "king", "others": ["queen", "paris", "banana"]},
+        "closer rows": {"token": "king", "others": ["queen"], "closer_rows": {"limit": 10}},
+    },
     "projection": {
         "first": {"points": 500},
         "random": {"points": 500, "selection": "random", "seed": 3, "dims": 3},

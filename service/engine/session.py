@@ -15,6 +15,7 @@ from service.engine.search.queries import (
     Neighbors,
     Term,
 )
+from service.engine.search.ranking import Ranks, ranks, scores_of
 from service.engine.tables.table import EmbeddingTable
 
 Key = str | np.ndarray
@@ -53,6 +54,28 @@ class Session:
         """Cosine of two tokens' rows."""
         rows = self.rows([first, second])
         return float(self.search.similarity(rows[:1], rows[1:])[0])
+
+    def distances(self, token: str) -> np.ndarray:
+        """gensim's distances(token): 1 - the cosine of every row (NaN for zero rows)."""
+        row = self.rows([token])
+        plan = self.search.plan(NeighborQuery(self.table.vectors[row[0]], 1, row=int(row[0])))
+        return 1 - scores_of(self.search.store, plan, 0, self.table.rows)
+
+    def closer_than(self, first: str, second: str) -> list[str]:
+        """gensim's closer_than: the tokens closer to `first` than `second` is, in row order."""
+        found = self._ranks(first, second, listed=True)
+        assert found.listed is not None
+        return [self.table.tokens[row] for row in found.listed.tolist()]
+
+    def rank(self, first: str, second: str) -> int:
+        """gensim's rank: 1 + the number of tokens closer to `first` than `second` is."""
+        return int(self._ranks(first, second).closer[0]) + 1
+
+    def _ranks(self, first: str, second: str, listed: bool = False) -> Ranks:
+        rows = self.rows([first, second])
+        store = self.search.store
+        direction = store.directions(rows[:1])[0]
+        return ranks(store, self.search.kernel, direction, rows[1:], int(rows[0]), listed)
 
     def rows(self, tokens: Sequence[str]) -> np.ndarray:
         """Row numbers of tokens; UnknownToken names every missing one."""

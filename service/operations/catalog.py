@@ -12,11 +12,12 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from service.operations import diagnostics, projection, search, text, training, vectors
+from service.operations import diagnostics, projection, ranking, search, text, training, vectors
 from service.operations.context import Context
 from service.operations.limits import Limits
 from service.schemas.diagnostics import DiagnosticsRequest, EvaluateRequest
 from service.schemas.projection import ProjectionRequest, ProjectRequest
+from service.schemas.ranking import CosinesBody, RankRequest
 from service.schemas.search import AnalogyBody, NeighborsBody
 from service.schemas.text import TokenizeRequest
 from service.schemas.training import DriftRequest, TrajectoryRequest
@@ -148,6 +149,14 @@ TOKENIZE = Operation(
     text.tokenize,
     configured=(*_batches("texts"), ("detokenize", Limits.check_detokenize)),
 )
+COSINES = Operation(
+    "cosines",
+    TypeAdapter(CosinesBody),
+    ranking.cosines,
+    tags=frozenset({"query", "terms"}),
+    configured=(("positive", Limits.check_terms), ("negative", Limits.check_terms)),
+)
+RANK = Operation("rank", TypeAdapter(RankRequest), ranking.rank, configured=_batches("others"))
 TRAJECTORY = Operation("trajectory", TypeAdapter(TrajectoryRequest), training.trajectory)
 DRIFT = Operation("drift", TypeAdapter(DriftRequest), training.drift)
 OPERATIONS = {
@@ -158,6 +167,8 @@ OPERATIONS = {
         LOOKUP,
         SIMILARITY,
         SCORE,
+        COSINES,
+        RANK,
         PROJECTION,
         PROJECT,
         DIAGNOSTICS,

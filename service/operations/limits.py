@@ -52,6 +52,20 @@ class Limits:
             self.settings.max_directions,
         )
 
+    def cosine_rows(self, limit: int | None, available: int, directions: int) -> int:
+        """Rows of one /cosines answer: the request's limit, or as many as max_cosine_rows
+        allows, at most the rows `available`; rows times directions within the setting."""
+        most = self.settings.max_cosine_rows
+        rows = min(available, max(1, most // directions) if limit is None else limit)
+        within("cosine rows (rows x directions; 3CosMul counts one per term)",
+               rows * directions, most)  # fmt: skip
+        return rows
+
+    def closer_rows(self, limit: int | None) -> int:
+        """Closer rows listed by one /rank answer: the request's, or max_results."""
+        most = self.settings.max_results
+        return most if limit is None else within("closer rows listed", limit, most)
+
     def check_projection_points(self, points: int) -> None:
         """Points of one /projection request (the answer is ~75 bytes a point)."""
         within("projection points", points, self.settings.max_projection_points)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from service.engine.search.approximate import check_options
 from service.engine.search.queries import (
     DEFAULT_SEARCH,
     Among,
+    AnalogyMethod,
     AnalogyQuery,
     NeighborQuery,
     SearchOptions,
@@ -33,7 +35,7 @@ from service.engine.tables.text import mean_row
 from service.operations.context import Context
 from service.operations.limits import Limits
 from service.schemas.common import MAX_COMPONENT, Key, TextKey
-from service.schemas.search import AnalogyRequest, NeighborsRequest, RequestTerm
+from service.schemas.search import AnalogyRequest, NeighborsRequest, QuerySource, RequestTerm
 
 # A text as a request names it: (text, "one" | "mean").
 TextName = tuple[str, str]
@@ -149,24 +151,26 @@ class Resolver:
         """A neighbour query (among a candidate set, if given); a token, id or text query
         excludes its own rows."""
         exclude = self.exclusions(request.exclude)
-        row = None
-        if request.vector is not None or request.vector_b64 is not None:
-            vector = vector_of(request.vector, request.vector_b64)
-        elif request.text is not None and len(self.text_rows(request.text, request.pieces)) > 1:
-            rows = self.text_rows(request.text, request.pieces)
-            vector, exclude = self.mean(rows), exclude | frozenset(rows)
-        else:
-            row = self._query_row(request)
-            vector, exclude = self.served.table.vectors[row], exclude | {row}
+        vector, own, row = self.query_source(request)
         return NeighborQuery(
             vector,
             self.limits.checked_k(request.k),
-            exclude,
+            exclude | own,
             request.restrict,
             options=self.search_options(request),
             row=row,
             among=among,
         )
+
+    def query_source(self, request: QuerySource) -> tuple[np.ndarray, frozenset[int], int | None]:
+        """A query's vector, the rows it stands for, and its row when it is one table row."""
+        if request.vector is not None or request.vector_b64 is not None:
+            return vector_of(request.vector, request.vector_b64), frozenset(), None
+        if request.text is not None and len(self.text_rows(request.text, request.pieces)) > 1:
+            rows = self.text_rows(request.text, request.pieces)
+            return self.mean(rows), frozenset(rows), None
+        row = self._query_row(request)
+        return self.served.table.vectors[row], frozenset([row]), row
 
     def search_options(self, request: NeighborsRequest | AnalogyRequest) -> SearchOptions:
         """The request's exact / ef_search / nprobe / k_factor, checked against the table's
@@ -177,7 +181,7 @@ class Resolver:
         check_options(self.served.indexing.parameters, options)
         return options
 
-    def _query_row(self, request: NeighborsRequest) -> int:
+    def _query_row(self, request: QuerySource) -> int:
         if request.token is not None:
             return self.row(request.token)
         if request.text is not None:
@@ -187,17 +191,31 @@ class Resolver:
 
     def analogy_query(self, request: AnalogyRequest) -> AnalogyQuery:
         """An analogy query; its input tokens and texts' pieces are excluded from the answer."""
-        terms = [*request.positive, *request.negative]
-        self.limits.check_terms(sum(len(self._term_rows(term)) or 1 for term in terms))
-        pieces = frozenset(row for term in terms for row in self._term_rows(term))
-        return AnalogyQuery(
-            positive=tuple(self._term(t) for t in request.positive),
-            negative=tuple(self._term(t) for t in request.negative),
+        terms = self.analogy_terms(request.positive, request.negative, request.method)
+        return replace(
+            terms,
             k=self.limits.checked_k(request.k),
-            method=request.method,
-            exclude=self.exclusions(request.exclude) | pieces,
+            exclude=self.exclusions(request.exclude) | terms.exclude,
             restrict=request.restrict,
             options=self.search_options(request),
+        )
+
+    def analogy_terms(
+        self,
+        positive: Sequence[RequestTerm],
+        negative: Sequence[RequestTerm],
+        method: AnalogyMethod,
+    ) -> AnalogyQuery:
+        """The analogy of these terms (k=1, nothing excluded but the texts' pieces), within
+        max_terms: a mean text's pieces count one each."""
+        terms = [*positive, *negative]
+        self.limits.check_terms(sum(len(self._term_rows(term)) or 1 for term in terms))
+        return AnalogyQuery(
+            positive=tuple(self._term(t) for t in positive),
+            negative=tuple(self._term(t) for t in negative),
+            k=1,
+            method=method,
+            exclude=frozenset(row for term in terms for row in self._term_rows(term)),
         )
 
     def _term_rows(self, term: RequestTerm) -> list[int]:

@@ -67,6 +67,15 @@ def neighbors_json(
     return dumps({"matched": matched, "neighbors": neighbor_list(table, results[0])})
 
 
+def cosines_json(matched: Matched, rows: int, offset: int, scores: np.ndarray) -> bytes:
+    """The /cosines response body, its scores as base64 of little-endian float32s. The base64
+    is spliced in as bytes (it needs no escaping): orjson reserves several times a string's
+    length, and a page of 1,048,576 scores (5.6 MB of base64) peaked at 63 MB in it."""
+    head = dumps({"matched": matched, "rows": rows, "offset": offset, "count": int(scores.size)})
+    encoded = base64.b64encode(scores.astype("<f4").data)
+    return b"".join((head[:-1], b',"scores_b64":"', encoded, b'"}'))
+
+
 def lookup_items(
     table: EmbeddingTable, rows: np.ndarray, encoding: str | None
 ) -> list[dict[str, Any]]:

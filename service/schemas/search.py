@@ -42,7 +42,9 @@ _QUERY_FIELDS = ("token", "id", "vector", "vector_b64", "text")
 _QUERY_SCHEMA: dict[str, Any] = dict(exactly_one_of(*_QUERY_FIELDS)["json_schema_extra"])  # type: ignore[arg-type]
 
 
-class NeighborsRequest(Strict):
+class QuerySource(Strict):
+    """One query: a token, an id, a raw vector or a text (the neighbours' and cosines')."""
+
     model_config = exactly_one_of(*_QUERY_FIELDS)
 
     token: Token | None = None
@@ -51,6 +53,14 @@ class NeighborsRequest(Strict):
     vector_b64: Base64Vector | None = None
     text: Text | None = None
     pieces: Pieces = "one"
+
+    @model_validator(mode="after")
+    def _one_query(self) -> Self:
+        check_exactly_one(self, _QUERY_FIELDS)
+        return self
+
+
+class NeighborsRequest(QuerySource):
     k: K | None = None
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS, fail_fast=True)
     restrict: Restrict | None = None
@@ -58,11 +68,6 @@ class NeighborsRequest(Strict):
     ef_search: EfSearch | None = None
     nprobe: Nprobe | None = None
     k_factor: KFactor | None = None
-
-    @model_validator(mode="after")
-    def _one_query(self) -> Self:
-        check_exactly_one(self, ("token", "id", "vector", "vector_b64", "text"))
-        return self
 
 
 class SingleNeighborsRequest(NeighborsRequest):

@@ -116,6 +116,7 @@ class LimitsResponse(Strict):
     max_batch: int
     max_terms: int
     max_exclude: int
+    max_cosine_rows: int
     max_among: int
     max_results: int
     max_directions: int

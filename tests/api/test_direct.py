@@ -71,7 +71,17 @@ def valid_requests(minilm: EmbeddingTable) -> list[tuple[str, dict]]:
         ("run/trajectory", {"points": 30, "selection": "random", "seed": 2}),
         ("run/drift", {"from": 1, "tokens": ["w5"], "k": 3, "limit": 4}),
         ("small/drift", {"from": "small", "limit": 2}),
-    ]
+        ("minilm/cosines", {"token": "king"}),
+        ("minilm/cosines", {"vector": vector, "offset": 100, "limit": 1000}),
+        ("minilm/cosines", {"positive": ["king", "woman"], "negative": ["man"]}),
+        ("minilm/cosines", {"positive": ["paris", "germany"], "negative": ["france"],
+                            "method": "mul"}),
+        ("small/cosines", {"token": "KING"}),
+        ("run/cosines", {"id": 3, "checkpoint": 1}),
+        ("minilm/rank", {"token": "king", "others": ["queen", "paris"]}),
+        ("minilm/rank", {"id": 2332, "others": ["paris"], "closer_rows": {"offset": 10}}),
+        ("small/rank", {"token": "KING", "others": ["[PAD]", "queen"]}),
+    ]  # fmt: skip
 
 
 def counting(monkeypatch: pytest.MonkeyPatch, *modules: object) -> list[str]:
@@ -121,6 +131,14 @@ def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, mo
         ("run/neighbors", b'{"token": "w1", "checkpoint": 7}', "application/json"),  # 404
         ("run/drift", b'{"from": "small"}', "application/json"),  # other width: 422
         ("run/trajectory", b'{"points": 0}', "application/json"),  # invalid: 422
+        ("minilm/cosines", b'{"token": "king", "method": "mul"}', "application/json"),  # 422
+        ("small/cosines", b'{"token": "[PAD]"}', "application/json"),  # zero row: 422
+        (
+            "minilm/rank",
+            b'{"token": "king", "others": ["x", "y"], "closer_rows": {}}',
+            "application/json",
+        ),
+        ("minilm/rank", b'{"token": "king", "others": ["nosuchtokenq"]}', "application/json"),
     ],
 )
 def test_refused_requests_get_the_routes_errors(direct_client, routed, path, content, content_type):

@@ -14,6 +14,7 @@ from tokenizers import Tokenizer
 from service.api.app import create_app
 from service.config import Settings, TableSpec
 from service.loading.tables import load_registry
+from service.schemas.ranking import CosinesResponse, RankResponse
 from service.schemas.tables import TableInfo
 from service.schemas.vectors import ScoreResponse
 from tests.language_models import (
@@ -169,3 +170,18 @@ def test_neighbours_and_score_rows_are_readable(client: TestClient) -> None:
         assert entry["text"] == library.decode([entry["id"]]), entry
     top = post(client, "llama", "score", {"text": " the", "k": 3})["top"]
     assert all("text" in entry for entry in top)
+
+
+def test_cosines_and_ranks_count_padding_rows_as_gensim_holds_them(client: TestClient) -> None:
+    padding = f"<row {TOKENS}>"
+    every = post(client, "llama", "cosines", {"token": "Ġthe"})
+    CosinesResponse.model_validate(every)
+    assert every["count"] == PADDED_ROWS  # the padding rows too, as in gensim's array
+    scores = np.frombuffer(base64.b64decode(every["scores_b64"]), dtype="<f4")
+    answer = post(client, "llama", "rank", {"token": "Ġthe", "others": [padding]})
+    RankResponse.model_validate(answer)
+    [item] = answer["ranks"]
+    assert item["closer"] == np.count_nonzero(scores > scores[TOKENS]) - 1  # less Ġthe's own
+    listed = post(client, "gpt2", "rank", {"token": "Ġthe", "others": ["Ġa"], "closer_rows": {}})
+    items = [*listed["ranks"], *listed["closer_rows"]]
+    assert all("text" in entry for entry in items)  # readable, as the neighbours are

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from service.schemas import diagnostics as schemas_diagnostics
 from service.schemas import projection as schemas_projection
+from service.schemas import ranking as schemas_ranking
 from service.schemas import text as schemas_text
 from service.schemas import training as schemas_training
 from service.schemas.search import NeighborsBatchResponse, NeighborsResponse
@@ -63,6 +64,14 @@ CASES = [
     ("lookup", {"tokens": [{"text": "lookup", "pieces": "mean"}]}, LookupResponse),
     ("similarity", {"tokens": ["king", {"text": "Queen"}]}, SimilarityResponse),
     ("score", {"text": "king", "target": "queen"}, ScoreResponse),
+    ("cosines", {"token": "king", "limit": 10}, schemas_ranking.CosinesResponse),
+    ("cosines", {"positive": ["king"], "method": "mul"}, schemas_ranking.CosinesResponse),
+    ("rank", {"token": "king", "others": ["queen"]}, schemas_ranking.RankResponse),
+    (
+        "rank",
+        {"token": "king", "others": ["queen"], "closer_rows": {}},
+        schemas_ranking.RankResponse,
+    ),
 ]
 
 

@@ -92,3 +92,12 @@ def assert_same_keys_up_to_ties(
     differing = set(remote) ^ set(local)
     assert all(abs(distance_of[key] - bound) < TIE for key in differing), differing
     assert [k for k in remote if k not in differing] == [k for k in local if k not in differing]
+
+
+def assert_same_scores(remote: np.ndarray, local: np.ndarray, rtol: float = 0.0) -> None:
+    """A score for every row: the same length, NaN where gensim's is (0/0), else within
+    SCORE_TOLERANCE (and `rtol` of gensim's: a 3CosMul objective grows towards 1e6 where a
+    negative term's shifted cosine nears 0, and gensim's float32 is then a few 1e-6 off)."""
+    assert remote.shape == local.shape, (remote.shape, local.shape)
+    np.testing.assert_array_equal(np.isnan(remote), np.isnan(local))
+    np.testing.assert_allclose(remote, local, rtol=rtol, atol=SCORE_TOLERANCE)

@@ -3,6 +3,8 @@ vectors equal to the table's rows, batches equal to their queries one by one."""
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import pytest
 
@@ -243,3 +245,35 @@ def test_trajectory_and_drift_mirror_the_servers_json(sync_client: Client, serve
     assert (drift.source.index, drift.target.index) == (0, 4)
     cosines = [row.cosine for row in drift.most_moved]
     assert cosines == sorted(cosines) and len(drift.tokens[0].after) == 3
+
+
+def test_cosines_of_a_query_a_vector_and_an_analogy(sync_client: Client, served: str) -> None:
+    _, rows = minilm_rows()
+    answer = raw_post(served, f"{MINILM}/cosines", {"token": "king", "offset": 100, "limit": 50})
+    page = sync_client.cosines("minilm", "king", offset=100, limit=50)
+    assert (page.rows, page.offset, page.count, page.end) == (len(rows), 100, 50, 150)
+    assert page.scores.dtype == np.float32
+    assert page.scores.tobytes() == base64.b64decode(answer["scores_b64"])
+    wide = rows.astype(np.float64)
+    norms = np.linalg.norm(wide, axis=1)
+    vector = wide[7] * 3
+    every = sync_client.cosines("minilm", vector.astype(np.float32)).scores
+    np.testing.assert_allclose(every, wide @ vector / (norms * np.linalg.norm(vector)), atol=1e-6)
+    mul = sync_client.cosines("minilm", Analogy(["king", "woman"], ["man"]), method="mul")
+    top = sync_client.analogy("minilm", ["king", "woman"], ["man"], 5, method="mul")
+    assert [mul.scores[n.id] for n in top] == [np.float32(n.score) for n in top]
+    with pytest.raises(TypeError, match="Analogy"):
+        sync_client.cosines("minilm", "king", method="mul")
+
+
+def test_ranks_of_many_others_and_a_page_of_closer_rows(sync_client: Client, served: str) -> None:
+    tokens, _ = minilm_rows()
+    others = tokens[5000:5300]  # two chunks of the server's max_batch
+    ranks = sync_client.rank("minilm", "king", others)
+    assert [r.token for r in ranks] == others and (ranks.token, ranks.id) == ("king", 2332)
+    assert all(r.rank == r.closer + 1 for r in ranks)
+    assert sync_client.rank("minilm", 2332, others[299])[0] == ranks[299]  # by id
+    body = {"token": "king", "others": ["paris"], "closer_rows": {"offset": 3, "limit": 4}}
+    listed = sync_client.rank("minilm", "king", "paris", closer_rows=True, offset=3, limit=4)
+    assert_mirrors(listed, raw_post(served, f"{MINILM}/rank", body))
+    assert listed.closer_rows is not None and len(listed.closer_rows) == 4

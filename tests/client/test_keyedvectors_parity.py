@@ -17,8 +17,10 @@ from benchmarks.server import running_server
 from embedding_service.keyedvectors import RemoteKeyedVectors
 from tests.client.parity import (
     SCORE_TOLERANCE,
+    TIE,
     assert_same_keys_up_to_ties,
     assert_same_ranking,
+    assert_same_scores,
     gensim_files,
 )
 
@@ -168,23 +170,77 @@ def test_doesnt_match(pair: Pair) -> None:
             assert abs(ranked[-1][0] - ranked[-2][0]) < 1e-6 and answer == ranked[-2][1]
 
 
-def test_rank_and_closer_than(pair: Pair) -> None:
+def test_rank_and_closer_than_near_and_far(pair: Pair) -> None:
     local, remote = pair
     keys = draw(local, 10)
     rng = np.random.default_rng(10)
     depth = min(50, len(local) - 1)
     for query in range(QUERIES):
-        [key] = keys(1)
-        other = local.most_similar(key, topn=depth)[int(rng.integers(depth))][0]
+        [key, anywhere] = keys(2)
+        near = local.most_similar(key, topn=depth)[int(rng.integers(depth))][0]
+        other = near if query % 2 else anywhere  # anywhere: mostly far past max_k
         distances = local.distances(key)
         bound = distances[local.key_to_index[other]]
         expected = local.closer_than(key, other)
         answer = remote.closer_than(key, other)
         distance_of = {k: distances[local.key_to_index[k]] for k in {*answer, *expected}}
         assert_same_keys_up_to_ties(answer, expected, distance_of, bound)
-        if query % 10 == 0:  # rank is len(closer_than) + 1 in both
-            ties = int(np.sum(np.abs(distances - bound) < 1e-6))
-            assert abs(remote.rank(key, other) - local.rank(key, other)) <= ties
+        ties = int(np.sum(np.abs(distances - bound) < TIE))
+        assert abs(remote.rank(key, other) - local.rank(key, other)) <= ties
+        assert remote.rank(key, other) == len(answer) + 1
+
+
+def test_every_row_s_cosine_to_a_key_an_analogy_or_a_clip_range(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 13)
+    rng = np.random.default_rng(13)
+    rows = len(local)
+    for query in range(QUERIES):
+        a, b, c = keys(3)
+        calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+            ("most_similar", (a,), {}),
+            ("similar_by_word", (b,), {"restrict_vocab": max(rows // 3, 1)}),
+            ("most_similar", ([(b, 2.0), c], [a]), {}),
+            ("most_similar", ([b, local[c]], [a]), {"clip_end": rows // 2}),
+        ]
+        if query % 8 == 0:  # gensim's clip_start (no top-n search can take it)
+            calls.append(("most_similar", (a,), {"clip_start": int(rng.integers(rows))}))
+        for method, args, kwargs in calls:
+            answer = getattr(remote, method)(*args, topn=None, **kwargs)
+            assert_same_scores(answer, getattr(local, method)(*args, topn=None, **kwargs))
+
+
+def test_every_row_s_cosine_to_a_vector(pair: Pair) -> None:
+    local, remote = pair
+    rng = np.random.default_rng(14)
+    for _ in range(QUERIES):
+        vector = rng.normal(size=local.vector_size).astype(np.float32)
+        assert_same_scores(
+            remote.similar_by_vector(vector, topn=None), local.similar_by_vector(vector, topn=None)
+        )
+
+
+def test_every_row_s_3cosmul_objective(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 15)
+    for query in range(QUERIES):
+        a, b, c = keys(3)
+        positive: list[Any] = [b, c] if query % 2 else [b, local.get_vector(c, norm=True)]
+        answer = remote.most_similar_cosmul(positive, [a], topn=None)
+        expected = local.most_similar_cosmul(positive, [a], topn=None)
+        assert_same_scores(answer, expected, rtol=SCORE_TOLERANCE)
+
+
+def test_distances_to_every_row_from_a_key_or_a_vector(pair: Pair) -> None:
+    local, remote = pair
+    keys = draw(local, 16)
+    rng = np.random.default_rng(16)
+    for query in range(QUERIES):
+        [key] = keys(1)
+        source: Any = key if query % 2 else rng.normal(size=local.vector_size).astype(np.float32)
+        if query % 4 == 1:
+            source = local.key_to_index[key]  # a row number, as gensim takes it
+        assert_same_scores(remote.distances(source), local.distances(source))
 
 
 def test_unknown_keys_are_keyerrors_as_in_gensim(pair: Pair) -> None:
@@ -200,6 +256,13 @@ def test_unknown_keys_are_keyerrors_as_in_gensim(pair: Pair) -> None:
         lambda kv: kv.similarity(known, "no-such-key"),
         lambda kv: kv.distances(known, ["no-such-key"]),
         lambda kv: kv.rank(known, "no-such-key"),
+        lambda kv: kv.rank("no-such-key", known),
+        lambda kv: kv.closer_than(known, "no-such-key"),
+        lambda kv: kv.closer_than("no-such-key", known),
+        lambda kv: kv.distances("no-such-key"),
+        lambda kv: kv.distances(len(kv)),
+        lambda kv: kv.most_similar(["no-such-key"], topn=None),
+        lambda kv: kv.most_similar_cosmul([known], ["no-such-key"], topn=None),
         lambda kv: kv.get_index(len(kv)),
     ]
     for call in calls:
@@ -211,6 +274,8 @@ def test_unknown_keys_are_keyerrors_as_in_gensim(pair: Pair) -> None:
             kv.doesnt_match(["no-such-key"])
         with pytest.raises(ZeroDivisionError):
             kv.n_similarity([], [known])
+        with pytest.raises(ValueError):
+            kv.most_similar_cosmul(negative=[known], topn=None)
         assert kv.most_similar(known, topn=0) == []
 
 

@@ -105,3 +105,20 @@ def test_known_answers_on_the_default_table(minilm_session) -> None:
     assert (token, round(score, 3)) == ("queen", 0.502)
     [(capital, _)] = minilm_session.most_similar(["paris", "germany"], ["france"], topn=1)
     assert capital == "berlin"
+
+
+def test_distances_and_ranks_equal_gensim(minilm_session, gensim_vectors, random_tokens) -> None:
+    for first, second in random_tokens(2)[:60]:
+        theirs = gensim_vectors.distances(first)
+        np.testing.assert_allclose(minilm_session.distances(first), theirs, atol=SCORE_TOLERANCE)
+        bound = theirs[gensim_vectors.key_to_index[second]]
+        ties = int(np.count_nonzero(np.abs(theirs - bound) < TIE))
+        expected = gensim_vectors.rank(first, second)
+        assert abs(minilm_session.rank(first, second) - expected) <= ties
+        ours, local = (
+            minilm_session.closer_than(first, second),
+            gensim_vectors.closer_than(first, second),
+        )
+        differing = set(ours) ^ set(local)
+        distance = {t: theirs[gensim_vectors.key_to_index[t]] for t in differing}
+        assert all(abs(distance[t] - bound) < TIE for t in differing)

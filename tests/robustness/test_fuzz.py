@@ -87,6 +87,8 @@ OPERATIONS = [
     ("POST", "/v1/tables/{table}/analogy"),
     ("POST", "/v1/tables/{table}/similarity"),
     ("POST", "/v1/tables/{table}/score"),
+    ("POST", "/v1/tables/{table}/cosines"),
+    ("POST", "/v1/tables/{table}/rank"),
     ("POST", "/v1/tables/{table}/projection"),
     ("POST", "/v1/tables/{table}/project"),
     ("POST", "/v1/tables/{table}/diagnostics"),

@@ -103,7 +103,7 @@ def read_all(connection: socket.socket) -> bytes:
     [{"content-type": "text/plain"}, {"content-type": "application/x-www-form-urlencoded"}, {}],
 )
 def test_a_body_that_is_not_declared_json_is_415(client: TestClient, headers: dict) -> None:
-    for path in ("neighbors", "analogy", "lookup", "similarity", "score"):
+    for path in ("neighbors", "analogy", "lookup", "similarity", "score", "cosines", "rank"):
         response = client.post(f"{SMALL}/{path}", content=b'{"token": "king"}', headers=headers)
         assert_envelope(response, 415, "UnsupportedMediaType")
 
@@ -137,6 +137,10 @@ def test_json_media_types_are_accepted(client: TestClient, content_type: str) ->
         ("analogy", {"positive": [{"token": "king", "weight": 0}]}),
         ("analogy", {"positive": [{"token": "king", "vector": [1.0]}]}),
         ("similarity", {"pairs": [["king", "queen", "man"]]}),
+        ("cosines", {"token": "king", "limit": True}),
+        ("cosines", {"token": "king", "offset": "1"}),
+        ("rank", {"token": "king", "others": ["queen"], "closer_rows": {"limit": 1.5}}),
+        ("rank", {"token": "king", "others": ["queen"], "closer_rows": True}),
     ],
 )
 def test_wrong_types_and_shapes_are_422(client: TestClient, path: str, body: dict) -> None:
@@ -171,6 +175,7 @@ def test_non_finite_numbers_are_refused_in_every_vector(client: TestClient, lite
         "score": b'{"vector": ' + four + b"}",
         "analogy": b'{"positive": [{"vector": ' + four + b"}]}",
         "neighbors": b'{"queries": [{"vector": ' + four + b"}]}",
+        "cosines": b'{"vector": ' + four + b"}",
     }
     for path, body in bodies.items():
         response = client.post(f"{SMALL}/{path}", content=body, headers=JSON)
@@ -185,6 +190,7 @@ def test_configured_limits_are_422(make_client: AppFactory) -> None:
             ("similarity", {"pairs": [["king", "queen"]] * 3}),
             ("neighbors", {"token": "king", "exclude": ["man", "woman"]}),
             ("score", {"vector": [1.0, 2.0, 3.0, 4.0], "k": 4}),
+            ("rank", {"token": "king", "others": ["queen", "man", "woman"]}),
         ]
         for path, body in cases:
             assert_envelope(client.post(f"{SMALL}/{path}", json=body), 422, "LimitExceeded")

@@ -43,6 +43,8 @@ def roomy(make_client: AppFactory) -> Iterator[TestClient]:
         ("neighbors", "queries", 1),
         ("similarity", "pairs", [1]),
         ("project", "vectors", []),
+        ("rank", "others", 1),
+        ("cosines", "positive", {}),
     ],
 )
 def test_an_overlong_list_is_one_error_whatever_its_items(
@@ -83,6 +85,9 @@ def test_a_list_within_its_bound_is_still_validated_and_stops_at_its_first_bad_i
         ("score", {"vector": ["x"] * 65_536}),
         ("neighbors", {"queries": [{"token": 1}] * 10_000}),
         ("diagnostics", {"tokens": [1] * 10_000}),
+        ("cosines", {"vector": ["x"] * 65_536}),
+        ("cosines", {"positive": [1] * 10_000}),
+        ("rank", {"token": "king", "others": [1] * 10_000}),
     ],
 )
 def test_a_list_of_bad_items_costs_one_error(
@@ -103,6 +108,8 @@ def test_a_list_of_bad_items_costs_one_error(
         ("neighbors", {"queries": [{"token": "king", "exclude": ["a"] * 1001}]}, "exclusions"),
         ("lookup", {"ids": [True] * 257}, "batch size"),
         ("tokenize", {"detokenize": [True] * 10_001}, "ids to detokenize"),
+        ("cosines", {"positive": [{"token": "king"}] * 17}, "analogy terms"),
+        ("rank", {"token": "king", "others": [True] * 257}, "batch size"),
     ],
 )
 def test_a_list_over_its_setting_is_refused_before_its_items_are_validated(
