@@ -331,6 +331,18 @@ class Settings(BaseSettings):
         "to the event loop; measured on 2 cores, 2 threads made every unbatched query several "
         "times slower (BENCHMARKS.md). Raise it with cores to spare.",
     )
+    heap_arenas: int = Field(
+        4,
+        ge=0,
+        le=64,
+        description="Most malloc arenas a server process may create (glibc's M_ARENA_MAX; 0 "
+        "leaves the C library's default, 8 per core, or MALLOC_ARENA_MAX). Each thread "
+        "otherwise gets an arena of its own, and memory freed in one serves only that arena's "
+        "threads: the attack catalogue's long run (loadtests.attack --seconds 8) grew 11-14% "
+        "in its second round with the default, 3% with 4 arenas. 2 arenas cost 5-9% more "
+        "server CPU per request (benchmarks.ab_http, one run); 4 measured the same as the "
+        "default (docs/operations.md).",
+    )
     switch_interval_ms: float = Field(
         0.5,
         gt=0,

@@ -1,4 +1,5 @@
-"""Handing the heap's free pages back to the system, every few seconds, off the event loop.
+"""Keeping the heap small: few malloc arenas, and their free pages handed back to the system
+every few seconds, off the event loop.
 
 glibc's malloc keeps what Python and numpy free for reuse: a freed block below the top of an
 arena stays resident until malloc_trim(0) returns its pages (MADV_DONTNEED), and the mmap
@@ -16,6 +17,9 @@ import ctypes
 import threading
 from collections.abc import Callable
 from typing import Any
+
+# mallopt's parameter number for the most arenas malloc may create (glibc's malloc.h).
+M_ARENA_MAX = -8
 
 # Seconds between looks at the heap: often enough that memory freed after a burst (a reload,
 # a large batch) is back within seconds.
@@ -57,6 +61,19 @@ def malloc_trim() -> Callable[[int], int] | None:
     """The C library's malloc_trim, or None where there is none."""
     trim: Callable[[int], int] | None = _libc("malloc_trim", [ctypes.c_size_t], ctypes.c_int)
     return trim
+
+
+def limit_arenas(count: int) -> bool:
+    """Let malloc create at most `count` arenas (0: leave the C library's default); whether it
+    could be set. glibc gives each new thread an arena of its own, up to 8 per core, and a
+    block freed in one arena serves only that arena's threads: the server's threads (event
+    loop, batchers, reading and answering threads, BLAS, the tokenizers' pool) each kept
+    megabytes the others could not reuse. Set before the threads start; threads past the
+    limit share the arenas there are."""
+    if count == 0:
+        return True
+    mallopt = _libc("mallopt", [ctypes.c_int, ctypes.c_int], ctypes.c_int)
+    return mallopt is not None and mallopt(M_ARENA_MAX, count) == 1
 
 
 class HeapTrimmer:

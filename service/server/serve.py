@@ -17,6 +17,7 @@ from service.api.app import create_app
 from service.config import load_settings
 from service.loading.registry import Registry
 from service.loading.tables import load_all
+from service.runtime.heap import limit_arenas
 from service.server.event_loop import FACTORY
 from service.server.graceful import GracefulServer
 from service.server.guards import ConnectionGuard
@@ -40,6 +41,8 @@ def serve(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     configure_logging(settings.log_level)
+    # Before any thread of the server starts (the loading responder's is the first).
+    limit_arenas(settings.heap_arenas)
     if args.listen_fd is not None:
         sock = socket.socket(fileno=args.listen_fd)
         # A worker: its share of the answer cache (the memory bound holds for the whole server).

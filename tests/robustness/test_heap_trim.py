@@ -66,3 +66,39 @@ def test_a_heap_with_little_free_is_left_alone() -> None:
     held, after, trims = run(every=0.05, wait=0.5, above=2**40)
     assert trims == 0
     assert abs(held - after) < 50, (held, after)
+
+
+THREADS_ALLOCATE = """
+import ctypes, threading
+import numpy as np
+from service.runtime.heap import limit_arenas
+
+assert limit_arenas({arenas})
+start = threading.Barrier(6)
+
+def work():
+    start.wait()  # every thread allocates at once, as a server's do under load
+    blocks = [np.ones(1000 + i) for i in range(2000)]
+    del blocks[::2]
+
+threads = [threading.Thread(target=work) for _ in range(6)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+ctypes.CDLL(None).malloc_stats()  # one "Arena N:" line per arena, on stderr
+"""
+
+
+def arenas_after_six_threads(arenas: int) -> int:
+    script = THREADS_ALLOCATE.format(arenas=arenas)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return sum(line.startswith("Arena ") for line in out.stderr.splitlines())
+
+
+@pytest.mark.skipif(free_heap_bytes() is None, reason="not glibc's malloc")
+def test_the_server_keeps_to_its_arenas_where_threads_take_their_own() -> None:
+    # glibc's default: each thread that allocates gets an arena (the control, so the limit
+    # is what the second count measures).
+    assert arenas_after_six_threads(0) > 2
+    assert arenas_after_six_threads(2) == 2
