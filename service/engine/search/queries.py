@@ -133,3 +133,7 @@ class Scores:
     target_rank: int | None = None
     target_logit: float | None = None
     target_probability: float | None = None
+
+
+# A query planned for the search: a neighbour query (3CosAdd too), or a 3CosMul query.
+Plan = NeighborQuery | CosmulQuery
