@@ -1,8 +1,10 @@
 """Analogies planned for the search, as gensim defines them.
 
 `add` (most_similar, 3CosAdd) becomes a neighbour query of the unit weighted mean of its terms:
-table rows at unit length, raw vectors as given. Analogies over table rows only are planned
-together (terms.py). `mul` (most_similar_cosmul, 3CosMul) becomes a CosmulQuery of unit terms.
+table rows at unit length, raw vectors as given; the terms may all be negative (the direction is
+then minus their mean). Analogies over table rows only are planned together (terms.py). `mul`
+(most_similar_cosmul, 3CosMul) becomes a CosmulQuery of unit terms, or, with raw vectors taken
+as given, of their directions and norms (cosmul_given.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from service.engine.errors import InvalidQuery
+from service.engine.search.cosmul_given import given_scales
 from service.engine.search.queries import (
     AnalogyQuery,
     CosmulQuery,
@@ -75,18 +78,28 @@ def _mean_direction(store: RowStore, query: AnalogyQuery) -> NeighborQuery:
 
 
 def _plan_cosmul(store: RowStore, query: AnalogyQuery) -> CosmulQuery:
-    """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]."""
+    """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]; raw
+    vectors taken as given scale their cosines by their norms instead (cosmul_given.py)."""
     if not query.positive:
         raise InvalidQuery("3CosMul needs at least one positive term")
     terms = query.positive + query.negative
+    given = query.vector_terms == "as_given" and any(_raw(term) for term in terms)
+    vectors, scales = _term_vectors(store, terms, unit=not given), None
+    if given:
+        vectors, scales = given_scales(vectors, terms)
     return CosmulQuery(
-        terms=_term_vectors(store, terms, unit=True),
+        terms=vectors,
         exponents=np.asarray([t.weight for t in terms], dtype=np.float64),
         positives=len(query.positive),
         k=query.k,
         exclude=query.input_rows(),
         restrict=query.restrict,
+        scales=scales,
     )
+
+
+def _raw(term: Term) -> bool:
+    return term.vector is not None and not term.unit
 
 
 def _rows_only_add(query: AnalogyQuery) -> bool:
