@@ -146,7 +146,7 @@ def analogy_report(evaluation: AnalogyEvaluation, source: str) -> dict[str, Any]
         "sections": [section_score(section) for section in evaluation.sections],
         "total": section_score(total),
         "questions": evaluation.questions,
-        "oov": evaluation.skipped,
+        "oov": evaluation.oov,
         "oov_percent": evaluation.oov_percent,
         "invalid_lines": evaluation.invalid_lines,
     }
