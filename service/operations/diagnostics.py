@@ -46,10 +46,16 @@ async def diagnostics(body: DiagnosticsRequest, context: Context) -> bytes:
 
 
 async def evaluate(body: EvaluateRequest, context: Context) -> bytes:
-    """The /evaluate answer."""
-    return await _off_loop(
-        context, lambda: dumps(evaluation_answer(context.served, context.limits, body))
-    )
+    """The /evaluate answer; one listing its questions is at most max_body_bytes (upper-casing
+    can make it three times the text it lists)."""
+
+    def answer() -> bytes:
+        encoded = dumps(evaluation_answer(context.served, context.limits, body))
+        if body.questions:
+            context.limits.check_listed_bytes(len(encoded))
+        return encoded
+
+    return await _off_loop(context, answer)
 
 
 async def _off_loop(context: Context, work: Callable[[], bytes]) -> bytes:

@@ -184,7 +184,8 @@ class EvaluateRequest(Strict):
     questions: Flag = Field(
         False,
         description="Analogies only: each section's correct and incorrect questions too, as "
-        "gensim's evaluate_word_analogies lists them (at most max_evaluation_questions).",
+        "gensim's evaluate_word_analogies lists them; such an answer is at most max_body_bytes "
+        "(422 LimitExceeded past it: send fewer questions).",
     )
 
     @model_validator(mode="after")

@@ -169,6 +169,17 @@ def test_each_section_s_questions_are_gensim_s(
     assert all("questions" not in section for section in without["sections"])
 
 
+def test_an_answer_listing_questions_is_at_most_a_body_s_bytes(app_of: AppOf) -> None:
+    text = ": s\n" + "king queen man woman\n" * 150  # 3.2 kB; listed, 4.6 kB
+    with app_of(max_body_bytes=4096) as client:
+        body = {"analogies": text, "questions": True}
+        error = assert_envelope(client.post(f"{MINILM}/evaluate", json=body), 422, "LimitExceeded")
+        assert error["limit"] == 4096 and error["got"] > 4096
+        assert client.post(f"{MINILM}/evaluate", json={"analogies": text}).status_code == 200
+        shorter = {"analogies": ": s\n" + "king queen man woman\n" * 100, "questions": True}
+        assert len(client.post(f"{MINILM}/evaluate", json=shorter).content) <= 4096
+
+
 def test_questions_of_a_pairs_evaluation_are_refused(client) -> None:
     body = {"pairs": "king\tqueen\t9\n", "questions": True}
     response = client.post(f"{MINILM}/evaluate", json=body)
