@@ -118,12 +118,42 @@ def requests(settings: Settings, words: list[str], far: str) -> list[tuple[str, 
         ("diagnostics: a new pattern, 1,000 suspects", "diagnostics",
          {"reference": {"pattern": "^##[a-z]{5,}$"}, "limit": settings.max_diagnostics_limit}),
         ("evaluate: 20,000 analogy questions", "evaluate", {"analogies": questions}),
+        ("evaluate: 20,000 questions listed (out of vocabulary)", "evaluate",
+         listed_questions(settings)),
         ("trajectory: 5,000 rows (a table of one checkpoint)", "trajectory",
          {"points": settings.max_trajectory_points}),
         ("drift: against a table, 1,000 rows each way, 32 x k=512", "drift",
          {"from": "minilm", "tokens": words[: settings.max_drift_tokens], "limit":
           settings.max_drift_limit, "k": settings.max_results // (2 * settings.max_drift_tokens)}),
     ]  # fmt: skip
+
+
+def listed_questions(settings: Settings, answer_within: bool = True) -> bytes:
+    """An /evaluate body of as many questions as allowed, each listed (questions;
+    dummy4unknown: out of vocabulary too), of words whose upper-casing triples their bytes
+    ('\u0390', 2 bytes of UTF-8, is 3 characters of 2): the largest answer the limits accept,
+    just within max_body_bytes, or (not `answer_within`) the body that fills max_body_bytes, whose
+    answer is refused once it is written."""
+    count = settings.max_evaluation_questions
+
+    def make(letters: int) -> dict[str, Any]:
+        line = " ".join(["\u0390" * letters] * 4)
+        text = ": s\n" + "\n".join([line] * count) + "\n"
+        return {"analogies": text, "questions": True, "dummy4unknown": True}
+
+    def answer_bytes(letters: int) -> int:
+        question = [("\u0390" * letters).upper()] * 4
+        listed = len(json.dumps(question, ensure_ascii=False, separators=(",", ":")).encode())
+        return count * (listed + 1) + 1024  # a comma each, and the figures around them
+
+    def body_bytes(letters: int) -> int:
+        return len(json.dumps(make(letters), ensure_ascii=False).encode())
+
+    size = answer_bytes if answer_within else body_bytes
+    letters = 1
+    while size(letters + 1) <= settings.max_body_bytes:
+        letters += 1
+    return json.dumps(make(letters), ensure_ascii=False).encode()
 
 
 class Driver:
@@ -219,6 +249,8 @@ def invalid_bodies(settings: Settings) -> list[tuple[str, str, bytes, int]]:
          filled(limit, lambda n: {"vector": [-0.0123456] * n}, settings.max_body_values - 2), 422),
         ("neighbors: one vector of max_body_values numbers", "neighbors",
          filled(limit, lambda n: {"vector": [-0.0123456] * n}, settings.max_body_values - 2), 422),
+        ("evaluate: 20,000 questions listed past max_body_bytes", "evaluate",
+         listed_questions(settings, answer_within=False), 422),
     ]  # fmt: skip
 
 
@@ -285,7 +317,7 @@ async def run(runs: int, only: Callable[[str], bool], invalid_only: bool = False
         for name, path, body in requests(settings, words, far):
             if invalid_only or not only(name):
                 continue
-            data = json.dumps(body).encode()
+            data = body if isinstance(body, bytes) else json.dumps(body).encode()
             count = 1 if path == "evaluate" else runs
             seconds, block, peak, size = await measure(driver, path, data, count)
             row(name, seconds, block, peak, size, f"body {len(data) / 2**20:.2f} MB")

@@ -28,15 +28,17 @@ class KeyedRanking(KeyedRows):
         method: Literal["add", "mul"] | None = None,
         start: int = 0,
         stop: int | None = None,
+        vector_terms: Literal["unit", "as_given"] | None = None,
     ) -> np.ndarray:
         """Rows start..stop's scores against a query (an Analogy: 3CosAdd or 3CosMul), float32
         in row order, fetched a page at a time."""
         stop = len(self) if stop is None else stop
         pages: list[np.ndarray] = []
         offset, size = start, None
+        options = {"method": method, "vector_terms": vector_terms}
         while offset < stop:
             limit = stop - offset if size is None else min(stop - offset, size)
-            page, refused = self._page(query, method, offset, limit)
+            page, refused = self._page(query, options, offset, limit)
             if refused:  # the server's largest page: ask for no more from here on
                 size = page.count
             if not page.count:
@@ -46,16 +48,17 @@ class KeyedRanking(KeyedRows):
         return np.concatenate(pages) if pages else np.empty(0, dtype=np.float32)
 
     def _page(
-        self, query: Query | Analogy, method: Literal["add", "mul"] | None, offset: int, limit: int
+        self, query: Query | Analogy, options: dict[str, Any], offset: int, limit: int
     ) -> tuple[Cosines, bool]:
         """One page from `offset` of `limit` rows, or of as many as the server allows when it
-        refuses that many (and whether it did)."""
+        refuses that many (and whether it did); `options`: the analogy's method and
+        vector_terms."""
         cosines = self.client.cosines
         refused = False
         try:
-            page = cosines(self.table, query, method=method, offset=offset, limit=limit)
+            page = cosines(self.table, query, offset=offset, limit=limit, **options)
         except LimitExceeded:
-            page, refused = cosines(self.table, query, method=method, offset=offset), True
+            page, refused = cosines(self.table, query, offset=offset, **options), True
         except UnknownToken as error:
             raise KeyError(f"Key '{error.tokens[0]}' not present in vocabulary") from None
         refuse_fallback(page.matched)

@@ -8,8 +8,8 @@ The searches run on the server (exhaustively by default, as gensim's do); the me
 need only a few rows (distances to given keys, n_similarity, doesnt_match) look those rows up
 and compute with gensim's own arithmetic (vector_math.py); a score for every row (topn=None,
 distances(key)) and ranks come from the server's /cosines and /rank (keyed_ranking.py). What
-the endpoints cannot answer exactly raises NotImplementedError naming what is missing
-(docs/client.md, "Not answered").
+the endpoints cannot answer exactly raises NotImplementedError saying why (docs/client.md,
+"Not answered").
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from embedding_service import vector_math, word_evaluation
 from embedding_service.client import Client
-from embedding_service.errors import UnknownToken
+from embedding_service.errors import UnknownToken, ZeroVector
 from embedding_service.keyed_ranking import KeyedRanking
 from embedding_service.keyed_rows import refuse_fallback
 from embedding_service.models.search import Analogy
@@ -122,23 +122,18 @@ class RemoteKeyedVectors(KeyedRanking):
         terms = [Weighted(term, 1.0) for term in positive] + [
             Weighted(term, -1.0) for term in negative
         ]
+        # gensim scores a raw vector as given: its cosines times its norm.
+        raw = any(isinstance(term, np.ndarray) for term in (*positive, *negative))
+        given: Literal["as_given"] | None = "as_given" if raw else None
         if not topn:
-            return self.every_score(self._query(terms), "mul")
-        return self._analogy(terms, int(topn), None, "mul")
+            return self.every_score(self._query(terms), "mul", vector_terms=given)
+        return self._analogy(terms, int(topn), None, "mul", given)
 
     def _check_cosmul_term(self, term: Any) -> None:
         if isinstance(term, str):
             self.get_index(term)
         elif not isinstance(term, np.ndarray):
             raise ValueError(f"most_similar_cosmul takes keys (str) and vectors, not {term!r}")
-        elif abs(float(np.linalg.norm(term)) - 1.0) > 1e-6:
-            # gensim multiplies by a raw vector's cosines times its norm; the service's 3CosMul
-            # scores every term at unit length, which gives other answers for other norms.
-            raise NotImplementedError(
-                "most_similar_cosmul with a vector of norm != 1: gensim scales its cosines by "
-                "its norm, the service's 3CosMul unit-normalises every term (docs/client.md, "
-                "'What needs the server')"
-            )
 
     def _keyed_terms(self, terms: list[Weighted]) -> list[Weighted]:
         """Row numbers as their keys (the service names rows by key); KeyError if absent."""
@@ -152,21 +147,26 @@ class RemoteKeyedVectors(KeyedRanking):
         return keyed
 
     def _query(self, terms: list[Weighted]) -> Analogy:
-        """The service's analogy of gensim's weighted terms (which needs a positive one)."""
+        """The service's analogy of gensim's weighted terms (terms of weight 0 left out)."""
+        if not terms:
+            raise ValueError("cannot compute mean with no input")
         positive = [service_term(t.term, t.weight) for t in terms if t.weight > 0]
         negative = [service_term(t.term, -t.weight) for t in terms if t.weight < 0]
-        if not positive:
-            raise NotImplementedError(
-                "most_similar with no positive weight: the service's analogies need a positive "
-                "term (docs/client.md, 'What needs the server')"
-            )
+        if not positive and not negative:  # gensim's mean is then 0: every cosine 0 (or NaN)
+            raise ZeroVector("every term has weight 0: their mean has no direction", status=422)
         return Analogy(positive, negative)
 
     def _analogy(
-        self, terms: list[Weighted], topn: int, restrict: int | None, method: Literal["add", "mul"]
+        self,
+        terms: list[Weighted],
+        topn: int,
+        restrict: int | None,
+        method: Literal["add", "mul"],
+        vector_terms: Literal["as_given"] | None = None,
     ) -> list[tuple[str, float]]:
         query = self._query(terms)
         unweighted = [t.term for t in terms if t.weight == 0 and isinstance(t.term, str)]
+        given: dict[str, Any] = {"vector_terms": vector_terms} if vector_terms else {}
         try:
             answer = self.client.analogy(
                 self.table,
@@ -177,6 +177,7 @@ class RemoteKeyedVectors(KeyedRanking):
                 exclude=unweighted,
                 restrict=restrict,
                 exact=self.exact,
+                **given,
             )
         except UnknownToken as error:
             raise first_unknown(error.tokens, terms) from None

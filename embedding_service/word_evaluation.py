@@ -1,12 +1,11 @@
 """gensim's evaluate_word_analogies and evaluate_word_pairs for a RemoteKeyedVectors.
 
-Analogies: the file is read here as gensim reads it, the restricted vocabulary is paged in
-(gensim's ok_vocab: the first row of each upper-cased key), and the questions go to the server
-as batches of 3CosAdd queries, top 5, as gensim's most_similar asks them; the answer has
-gensim's shape, every question listed as correct or incorrect (the service's /evaluate returns
-only the counts). Word pairs: the file is read here (with its delimiter and encoding) and its
-judgements are sent to the service's /evaluate, which computes gensim's Pearson and Spearman
-figures with scipy's p-values (the client cannot import scipy).
+Both files are read here as gensim reads them (gensim's errors for a question before any section
+or a file without questions; a pair file's delimiter and encoding) and sent to the service's
+/evaluate, which answers gensim's figures: for analogies each section's correct and incorrect
+questions (`questions: true`), in chunks small enough for the server's limits, each chunk's
+sections named by their index so the answers fall back into place; for word pairs Pearson and
+Spearman with scipy's p-values (the client cannot import scipy).
 """
 
 from __future__ import annotations
@@ -15,16 +14,18 @@ import bz2
 import gzip
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from embedding_service.models.search import Analogy
+from embedding_service.batching import Chunks, Limits
+from embedding_service.errors import BodyTooLarge, LimitExceeded
 
 if TYPE_CHECKING:
     from embedding_service.keyedvectors import RemoteKeyedVectors
 
-Question = tuple[str, str, str, str]
 Section = dict[str, Any]
+# A well-formed question line of the file, with the index of its section.
+Entry = tuple[int, str]
 
 
 class Correlation(NamedTuple):
@@ -41,16 +42,28 @@ def evaluate_word_analogies(
     case_insensitive: bool,
     dummy4unknown: bool,
 ) -> tuple[float, list[Section]]:
-    """(accuracy over every evaluated question, sections then their total), as gensim."""
-    ok_vocab = _ok_vocab(kv, restrict_vocab, case_insensitive)
-    sections, entries = _read_questions(analogies, case_insensitive)
-    asked = [question for _, question in entries if all(word in ok_vocab for word in question)]
-    verdicts = iter(_verdicts(kv, asked, ok_vocab, restrict_vocab, case_insensitive))
-    for section, question in entries:
-        if all(word in ok_vocab for word in question):
-            section["correct" if next(verdicts) else "incorrect"].append(question)
-        elif dummy4unknown:  # an out-of-vocabulary question counts as wrong, in its place
-            section["incorrect"].append(question)
+    """(accuracy over every counted question, sections then their total), as gensim."""
+    sections, entries = _read_questions(analogies)
+    chunks = Chunks(entries, Limits(len(entries)))  # the whole file, unless the server refuses
+    while (chunk := chunks.next()) is not None:
+        try:
+            answer = kv.client.evaluate(
+                kv.table,
+                analogies=_chunk_text(chunk),
+                restrict=restrict_vocab,
+                case_insensitive=case_insensitive,
+                dummy4unknown=dummy4unknown,
+                questions=True,
+            )
+        except (LimitExceeded, BodyTooLarge) as error:  # more questions or bytes than allowed
+            chunks.refused(error, len(chunk))
+            continue
+        for score in answer.sections:
+            if score.questions is not None:
+                section = sections[int(score.section)]
+                section["correct"] += score.questions.correct
+                section["incorrect"] += score.questions.incorrect
+        chunks.answered(len(chunk))
     total = {
         "section": "Total accuracy",
         "correct": list(itertools.chain.from_iterable(s["correct"] for s in sections)),
@@ -60,12 +73,11 @@ def evaluate_word_analogies(
     return _accuracy(total), sections
 
 
-def _read_questions(
-    analogies: str | os.PathLike[str], case_insensitive: bool
-) -> tuple[list[Section], list[tuple[Section, Question]]]:
-    """The file's sections (still empty) and every well-formed question with its section."""
+def _read_questions(analogies: str | os.PathLike[str]) -> tuple[list[Section], list[Entry]]:
+    """The file's sections (still empty) and every well-formed question line with its
+    section's index."""
     sections: list[Section] = []
-    entries: list[tuple[Section, Question]] = []
+    entries: list[Entry] = []
     with _open(analogies, "rb") as lines:
         for number, raw in enumerate(lines):
             line = raw.decode("utf8")
@@ -75,56 +87,23 @@ def _read_questions(
                 )
             elif not sections:
                 raise ValueError(f"Missing section header before line #{number} in {analogies}")
-            elif (question := _question(line, case_insensitive)) is not None:
-                entries.append((sections[-1], question))
+            elif len(line.split()) == 4:  # gensim skips a line that is not four words
+                entries.append((len(sections) - 1, line.rstrip("\n")))
     if not entries:  # gensim divides by the number of questions for its log
         raise ZeroDivisionError(f"no analogy questions in {analogies}")
     return sections, entries
 
 
-def _ok_vocab(
-    kv: RemoteKeyedVectors, restrict_vocab: int, case_insensitive: bool
-) -> dict[str, int]:
-    """gensim's ok_vocab: each key of the first rows (upper-cased) -> its first row."""
-    keys = kv.index_to_key[:restrict_vocab]
-    if case_insensitive:
-        return {key.upper(): index for index, key in reversed(list(enumerate(keys)))}
-    return {key: index for index, key in reversed(list(enumerate(keys)))}
-
-
-def _question(line: str, case_insensitive: bool) -> Question | None:
-    words = line.split()
-    if len(words) != 4:
-        return None  # gensim skips a line that is not four words
-    a, b, c, expected = (word.upper() for word in words) if case_insensitive else words
-    return a, b, c, expected
-
-
-def _verdicts(
-    kv: RemoteKeyedVectors,
-    asked: list[Question],
-    ok_vocab: dict[str, int],
-    restrict_vocab: int,
-    case_insensitive: bool,
-) -> list[bool]:
-    """Whether each question is answered right, asked of the server in batches, in order."""
-    if not asked:
-        return []
-    key = kv.index_to_key
-    queries = [
-        Analogy([key[ok_vocab[b]], key[ok_vocab[c]]], [key[ok_vocab[a]]]) for a, b, c, _ in asked
-    ]
-    results = kv.client.analogy(kv.table, queries, k=5, restrict=restrict_vocab, exact=kv.exact)
-    verdicts = []
-    for question, neighbors in zip(asked, results, strict=True):
-        ignore = set(question[:3])
-        predicted = None
-        for neighbor in neighbors:  # gensim's first of the top 5 that is not a question word
-            predicted = neighbor.token.upper() if case_insensitive else neighbor.token
-            if predicted in ok_vocab and predicted not in ignore:
-                break
-        verdicts.append(predicted == question[3])
-    return verdicts
+def _chunk_text(chunk: Sequence[Entry]) -> str:
+    """Question lines as /evaluate reads them, under headers that name each section by its
+    index (": 3"), so the answer's sections say where their questions belong."""
+    lines, current = [], -1
+    for index, line in chunk:
+        if index != current:
+            lines.append(f": {index}")
+            current = index
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def _accuracy(section: Section) -> float:
@@ -141,16 +120,16 @@ def evaluate_word_pairs(
     case_insensitive: bool,
     dummy4unknown: bool,
 ) -> tuple[Correlation, Correlation, float]:
-    """(Pearson, Spearman, percent of pairs out of vocabulary), as gensim."""
-    if dummy4unknown:
-        raise NotImplementedError(
-            "evaluate_word_pairs(dummy4unknown=True): the service's /evaluate has no option "
-            "to score unknown pairs as 0 (docs/client.md, 'What needs the server')"
-        )
+    """(Pearson, Spearman, percent of pairs out of vocabulary), as gensim; with
+    `dummy4unknown` a pair out of vocabulary scores 0.0 and counts in the correlations."""
     with _open(pairs, "r", encoding) as lines:
         judgements = "".join(_judgements(lines, delimiter))
     result = kv.client.evaluate(
-        kv.table, pairs=judgements, restrict=restrict_vocab, case_insensitive=case_insensitive
+        kv.table,
+        pairs=judgements,
+        restrict=restrict_vocab,
+        case_insensitive=case_insensitive,
+        dummy4unknown=dummy4unknown,
     )
     pearson = Correlation(result.pearson.r, result.pearson.p_value)
     spearman = Correlation(result.spearman.r, result.spearman.p_value)

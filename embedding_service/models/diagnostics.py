@@ -96,14 +96,26 @@ class Diagnostics:
     matched: dict[str, str | list[str]] = field(default_factory=dict)
 
 
+Question = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
+class SectionQuestions:
+    """A section's questions (a, b, c, expected), as gensim's evaluate_word_analogies lists them."""
+
+    correct: list[Question]
+    incorrect: list[Question]
+
+
 @dataclass(frozen=True)
 class SectionScore:
-    """Analogy questions right and wrong in one section."""
+    """Analogy questions right and wrong in one section (and the questions, when asked)."""
 
     section: str
     correct: int
     incorrect: int
     accuracy: float
+    questions: SectionQuestions | None = None
 
 
 @dataclass(frozen=True)

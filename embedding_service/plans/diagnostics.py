@@ -43,6 +43,8 @@ def evaluate(
     builtin: Literal["questions-words"] | None = None,
     restrict: int = 300_000,
     case_insensitive: bool = True,
+    dummy4unknown: bool = False,
+    questions: bool = False,
 ) -> Plan[AnalogyEvaluation]: ...
 @overload
 def evaluate(
@@ -51,6 +53,7 @@ def evaluate(
     pairs: str,
     restrict: int = 300_000,
     case_insensitive: bool = True,
+    dummy4unknown: bool = False,
 ) -> Plan[PairsEvaluation]: ...
 def evaluate(
     table: str,
@@ -60,13 +63,20 @@ def evaluate(
     builtin: Literal["questions-words"] | None = None,
     restrict: int = 300_000,
     case_insensitive: bool = True,
+    dummy4unknown: bool = False,
+    questions: bool = False,
 ) -> Plan[AnalogyEvaluation] | Plan[PairsEvaluation]:
     """gensim's evaluate_word_analogies (analogies text, or a builtin set) or
-    evaluate_word_pairs (pairs text) figures, computed by the service."""
+    evaluate_word_pairs (pairs text) figures, computed by the service.
+
+    dummy4unknown: gensim's (a pair out of vocabulary scores 0.0, a question counts as
+    incorrect); questions: each section's correct and incorrect questions too (analogies).
+    """
     source = body(analogies=analogies, pairs=pairs, builtin=builtin)
     if len(source) != 1:
         raise TypeError("give exactly one of analogies, pairs and builtin")
     request = {**source, "restrict": restrict, "case_insensitive": case_insensitive}
+    request.update(body(dummy4unknown=dummy4unknown or None, questions=questions or None))
     kind: type[Any] = PairsEvaluation if pairs is not None else AnalogyEvaluation
     call = Call("POST", table_path(table, "evaluate"), request)
     return one_call(call, lambda answer: decode(kind, answer))

@@ -29,16 +29,18 @@ def cosines(
     offset: int = 0,
     limit: int | None = None,
     checkpoint: int | None = None,
+    vector_terms: Literal["unit", "as_given"] | None = None,
 ) -> Plan[Cosines]:
     """Every row's score from `offset` (at most `limit` rows, else as many as the server
     allows): the cosine with a token, id, vector or Text, or an Analogy's score (method "add",
-    3CosAdd, or "mul", 3CosMul); float32, NaN for a zero row."""
+    3CosAdd, or "mul", 3CosMul, its raw vectors as `vector_terms` says); float32, NaN for a
+    zero row."""
     if isinstance(query, Analogy):
         if query.exclude:
             raise TypeError("cosines scores every row: an Analogy's exclude has no place here")
         source = {"positive": wire.terms(query.positive), "negative": wire.terms(query.negative)}
-        source.update(body(method=method))
-    elif method is not None:
+        source.update(body(method=method, vector_terms=vector_terms))
+    elif method is not None or vector_terms is not None:
         raise TypeError("method is an Analogy's: cosines(table, Analogy([...], [...]), method=)")
     else:
         source = wire.query(query)

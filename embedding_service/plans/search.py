@@ -47,9 +47,12 @@ class NeighborsOptions(SearchOptions, total=False):
 
 
 class AnalogyOptions(SearchOptions, total=False):
-    """An analogy's options: `method` "add" (3CosAdd, the default) or "mul" (3CosMul)."""
+    """An analogy's options: `method` "add" (3CosAdd, the default) or "mul" (3CosMul);
+    `vector_terms` how 3CosMul scores a raw vector: "unit" (the default) or "as_given" (gensim's
+    most_similar_cosmul: its cosines times its norm; no weights then)."""
 
     method: Literal["add", "mul"]
+    vector_terms: Literal["unit", "as_given"]
 
 
 # A str is a Sequence[str] too; the first overload that matches wins, as at run time.

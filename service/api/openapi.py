@@ -51,6 +51,7 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "add": {"positive": ["king", "woman"], "negative": ["man"], "k": 3},
         "mul": {"positive": ["paris", "germany"], "negative": ["france"], "method": "mul"},
         "weighted": {"positive": [{"token": "king", "weight": 2.0}, "woman"], "negative": ["man"]},
+        "negative only": {"negative": ["man", "woman"], "k": 3},
         "batch": {"queries": [{"positive": ["king", "woman"], "negative": ["man"], "k": 1}]},
     },
     "lookup": {
@@ -93,6 +94,11 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     "evaluate": {
         "builtin": {"builtin": "questions-words", "restrict": 30000},
         "pairs": {"pairs": "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\n"},
+        "questions": {
+            "analogies": ": family\nking queen man woman\nboy girl brother sister\n",
+            "questions": True,
+            "dummy4unknown": True,
+        },
     },
     "tokenize": {
         "text": {"text": "Embeddings are lookup tables"},

@@ -46,10 +46,16 @@ async def diagnostics(body: DiagnosticsRequest, context: Context) -> bytes:
 
 
 async def evaluate(body: EvaluateRequest, context: Context) -> bytes:
-    """The /evaluate answer."""
-    return await _off_loop(
-        context, lambda: dumps(evaluation_answer(context.served, context.limits, body))
-    )
+    """The /evaluate answer; one listing its questions is at most max_body_bytes (upper-casing
+    can make it three times the text it lists)."""
+
+    def answer() -> bytes:
+        encoded = dumps(evaluation_answer(context.served, context.limits, body))
+        if body.questions:
+            context.limits.check_listed_bytes(len(encoded))
+        return encoded
+
+    return await _off_loop(context, answer)
 
 
 async def _off_loop(context: Context, work: Callable[[], bytes]) -> bytes:
@@ -100,15 +106,18 @@ def evaluation_answer(served: ServedTable, limits: Limits, body: EvaluateRequest
     """gensim's analogy or word-pair figures for the request's set."""
     source, kind, text = _evaluation_set(body)
     search, restrict, folded = served.search, body.restrict, body.case_insensitive
+    dummy = body.dummy4unknown
     with timed("evaluate"):
         if kind == "analogies":
             parsed = read_questions(text, folded)
             limits.check_questions(len(parsed.questions))
-            evaluation = evaluate_analogies(search, parsed, restrict, folded, EVALUATION_BATCH)
-            return analogy_report(evaluation, source)
+            evaluation = evaluate_analogies(
+                search, parsed, restrict, folded, EVALUATION_BATCH, dummy
+            )
+            return analogy_report(evaluation, source, body.questions)
         pairs = read_pairs(text, folded)
         limits.check_questions(len(pairs.pairs))
-        return pairs_report(evaluate_pairs(search, pairs, restrict, folded), source)
+        return pairs_report(evaluate_pairs(search, pairs, restrict, folded, dummy), source)
 
 
 def _evaluation_set(body: EvaluateRequest) -> tuple[str, str, str]:

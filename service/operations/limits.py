@@ -80,6 +80,14 @@ class Limits:
         """Analogy questions or word pairs of one /evaluate request."""
         within("evaluation questions", count, self.settings.max_evaluation_questions)
 
+    def check_listed_bytes(self, size: int) -> None:
+        """Bytes of an /evaluate answer that lists its questions: at most a body's."""
+        within(
+            "bytes of an answer listing its questions (max_body_bytes)",
+            size,
+            self.settings.max_body_bytes,
+        )
+
     def check_text_length(self, characters: int) -> None:
         """Characters of text in one request, summed over its distinct texts."""
         within(

@@ -49,8 +49,7 @@ def plan_cosines(resolver: Resolver, body: CosinesRequest) -> Plan:
     search with, or the 3CosMul terms."""
     search = resolver.served.search
     if isinstance(body, CosinesTermsRequest):
-        terms = resolver.analogy_terms(body.positive, body.negative, body.method)
-        return search.plan_analogy(terms)
+        return search.plan_analogy(resolver.analogy_terms(body))
     vector, _, row = resolver.query_source(body)
     return search.plan(NeighborQuery(vector, 1, row=row))
 

@@ -134,8 +134,11 @@ def spearman_figure(correlation: Correlation) -> dict[str, float | int]:
     return {"rho": correlation.r, "p_value": correlation.p_value, "n": correlation.n}
 
 
-def analogy_report(evaluation: AnalogyEvaluation, source: str) -> dict[str, Any]:
-    """gensim's evaluate_word_analogies figures, as counts and accuracies."""
+def analogy_report(
+    evaluation: AnalogyEvaluation, source: str, questions: bool = False
+) -> dict[str, Any]:
+    """gensim's evaluate_word_analogies figures, as counts and accuracies; with `questions`,
+    each section's correct and incorrect questions too (the total's are theirs, not repeated)."""
     total = Section("Total accuracy")
     for section in evaluation.sections:
         total.correct += section.correct
@@ -143,23 +146,26 @@ def analogy_report(evaluation: AnalogyEvaluation, source: str) -> dict[str, Any]
     return {
         "kind": "analogies",
         "source": source,
-        "sections": [section_score(section) for section in evaluation.sections],
+        "sections": [section_score(section, questions) for section in evaluation.sections],
         "total": section_score(total),
         "questions": evaluation.questions,
-        "oov": evaluation.skipped,
+        "oov": evaluation.oov,
         "oov_percent": evaluation.oov_percent,
         "invalid_lines": evaluation.invalid_lines,
     }
 
 
-def section_score(section: Section) -> dict[str, Any]:
-    """{"section", "correct", "incorrect", "accuracy"} of one section."""
-    return {
+def section_score(section: Section, questions: bool = False) -> dict[str, Any]:
+    """{"section", "correct", "incorrect", "accuracy"} of one section, and its "questions"."""
+    score: dict[str, Any] = {
         "section": section.name,
         "correct": len(section.correct),
         "incorrect": len(section.incorrect),
         "accuracy": section.accuracy,
     }
+    if questions:
+        score["questions"] = {"correct": section.correct, "incorrect": section.incorrect}
+    return score
 
 
 def pairs_report(evaluation: PairsEvaluation, source: str) -> dict[str, Any]:

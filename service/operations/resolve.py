@@ -24,7 +24,6 @@ from service.engine.search.approximate import check_options
 from service.engine.search.queries import (
     DEFAULT_SEARCH,
     Among,
-    AnalogyMethod,
     AnalogyQuery,
     NeighborQuery,
     SearchOptions,
@@ -35,7 +34,13 @@ from service.engine.tables.text import mean_row
 from service.operations.context import Context
 from service.operations.limits import Limits
 from service.schemas.common import MAX_COMPONENT, Key, TextKey
-from service.schemas.search import AnalogyRequest, NeighborsRequest, QuerySource, RequestTerm
+from service.schemas.search import (
+    AnalogyRequest,
+    AnalogyTerms,
+    NeighborsRequest,
+    QuerySource,
+    RequestTerm,
+)
 
 # A text as a request names it: (text, "one" | "mean").
 TextName = tuple[str, str]
@@ -191,7 +196,7 @@ class Resolver:
 
     def analogy_query(self, request: AnalogyRequest) -> AnalogyQuery:
         """An analogy query; its input tokens and texts' pieces are excluded from the answer."""
-        terms = self.analogy_terms(request.positive, request.negative, request.method)
+        terms = self.analogy_terms(request)
         return replace(
             terms,
             k=self.limits.checked_k(request.k),
@@ -200,22 +205,18 @@ class Resolver:
             options=self.search_options(request),
         )
 
-    def analogy_terms(
-        self,
-        positive: Sequence[RequestTerm],
-        negative: Sequence[RequestTerm],
-        method: AnalogyMethod,
-    ) -> AnalogyQuery:
-        """The analogy of these terms (k=1, nothing excluded but the texts' pieces), within
-        max_terms: a mean text's pieces count one each."""
-        terms = [*positive, *negative]
+    def analogy_terms(self, request: AnalogyTerms) -> AnalogyQuery:
+        """The analogy of a request's terms (k=1, nothing excluded but the texts' pieces),
+        within max_terms: a mean text's pieces count one each."""
+        terms = [*request.positive, *request.negative]
         self.limits.check_terms(sum(len(self._term_rows(term)) or 1 for term in terms))
         return AnalogyQuery(
-            positive=tuple(self._term(t) for t in positive),
-            negative=tuple(self._term(t) for t in negative),
+            positive=tuple(self._term(t) for t in request.positive),
+            negative=tuple(self._term(t) for t in request.negative),
             k=1,
-            method=method,
+            method=request.method,
             exclude=frozenset(row for term in terms for row in self._term_rows(term)),
+            vector_terms=request.vector_terms,
         )
 
     def _term_rows(self, term: RequestTerm) -> list[int]:

@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
+from service.engine.errors import InvalidQuery
 from service.engine.search.among import among_of
 from service.engine.search.cosine import Plan, SearchItem
-from service.engine.search.queries import Among
+from service.engine.search.queries import Among, CosmulQuery, Neighbors
 from service.operations.context import Context
 from service.operations.resolve import Resolver, TextName, texts_of, tokens_of
 from service.operations.serialize import Matched, neighbors_json
@@ -75,6 +78,7 @@ async def search(body: SearchBody, context: Context) -> bytes:
         planned = plan_all(queries, names, context, among)
     items, matched, most_results = planned
     results = await context.runtime.search.submit_many(items)
+    check_finite(items, results)
     if most_results > ON_LOOP_RESULTS:
         return await context.runtime.in_thread(
             neighbors_json, context.served.table, results, matched, batch
@@ -94,6 +98,19 @@ def plan_all(
     context.limits.check_results(most_results)
     context.limits.check_directions(sum(item.cost for item in items))
     return items, resolver.matched, most_results
+
+
+def check_finite(items: Sequence[SearchItem], results: Sequence[Neighbors]) -> None:
+    """InvalidQuery for an answer JSON cannot carry: a 3CosMul objective at a pole (a raw
+    vector as given makes a row's denominator exactly 0) or past float64's range."""
+    for item, result in zip(items, results, strict=True):
+        given = isinstance(item.plan, CosmulQuery) and item.plan.scales is not None
+        if given and not np.isfinite(result.scores).all():
+            row = int(result.ids[np.argmin(np.isfinite(result.scores))])
+            raise InvalidQuery(
+                f"the 3CosMul objective of row {row} is not finite: with raw vectors as "
+                "given, its denominator is 0 (or the product is past float64's range)"
+            )
 
 
 def candidate_set(body: SearchBody, context: Context) -> Among | None:

@@ -8,9 +8,9 @@ LimitExceeded (413 for the body).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from service.schemas.common import (
     MAX_ITEMS,
@@ -148,8 +148,16 @@ class DiagnosticsResponse(Matched):
     counts: CountFigures | None = Field(None, description="Present when the table has counts.")
 
 
+# One source, and no question lists of a pairs evaluation: what the validators check.
+_EVALUATE_SCHEMA: dict[str, Any] = {
+    **exactly_one_of("analogies", "pairs", "builtin")["json_schema_extra"],  # type: ignore[dict-item]
+    "if": {"required": ["pairs"], "properties": {"pairs": {"type": "string"}}},
+    "then": {"properties": {"questions": {"const": False}}},
+}
+
+
 class EvaluateRequest(Strict):
-    model_config = exactly_one_of("analogies", "pairs", "builtin")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_EVALUATE_SCHEMA)
 
     analogies: str | None = Field(
         None,
@@ -168,11 +176,36 @@ class EvaluateRequest(Strict):
     )
     restrict: Restrict = Field(300_000, description="gensim's restrict_vocab.")
     case_insensitive: Flag = Field(True, description="Compare words upper-cased, as gensim.")
+    dummy4unknown: Flag = Field(
+        False,
+        description="gensim's dummy4unknown: a pair out of vocabulary scores 0.0 and counts in "
+        "the correlations; a question out of vocabulary counts as incorrect.",
+    )
+    questions: Flag = Field(
+        False,
+        description="Analogies only: each section's correct and incorrect questions too, as "
+        "gensim's evaluate_word_analogies lists them; such an answer is at most max_body_bytes "
+        "(422 LimitExceeded past it: send fewer questions).",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:
         check_exactly_one(self, ("analogies", "pairs", "builtin"))
         return self
+
+    @model_validator(mode="after")
+    def _questions_of_analogies(self) -> Self:
+        if self.questions and self.pairs is not None:
+            raise ValueError("questions lists analogy questions: a pairs evaluation has none")
+        return self
+
+
+Question = tuple[str, str, str, str]
+
+
+class SectionQuestions(Strict):
+    correct: list[Question]
+    incorrect: list[Question]
 
 
 class SectionScore(Strict):
@@ -180,6 +213,11 @@ class SectionScore(Strict):
     correct: int
     incorrect: int
     accuracy: float
+    questions: SectionQuestions | None = Field(
+        None,
+        description="With questions: true, the section's questions (a, b, c, expected; "
+        "upper-cased when case_insensitive), in file order; not in the total.",
+    )
 
 
 class AnalogyEvaluationResponse(Strict):
@@ -188,7 +226,10 @@ class AnalogyEvaluationResponse(Strict):
     sections: list[SectionScore]
     total: SectionScore
     questions: int = Field(description="Well-formed questions in the file.")
-    oov: int = Field(description="Questions skipped for a word outside the first `restrict`.")
+    oov: int = Field(
+        description="Questions with a word outside the first `restrict`: skipped, or counted "
+        "incorrect with dummy4unknown."
+    )
     oov_percent: float
     invalid_lines: int
 
@@ -203,8 +244,11 @@ class PairsEvaluationResponse(Strict):
     source: str
     pearson: CorrelationFigure
     spearman: CorrelationFigure
-    pairs: int = Field(description="Pairs scored.")
-    oov: int
+    pairs: int = Field(
+        description="Pairs in the correlations (with dummy4unknown, those out of vocabulary "
+        "too, scored 0)."
+    )
+    oov: int = Field(description="Pairs with a word outside the first `restrict` rows.")
     oov_percent: float
     invalid_lines: int
 

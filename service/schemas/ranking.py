@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Self
 
 from pydantic import ConfigDict, Discriminator, Field, Tag, model_validator
 
@@ -20,7 +20,7 @@ from service.schemas.common import (
     check_exactly_one,
     exactly_one_of,
 )
-from service.schemas.search import QuerySource, Terms
+from service.schemas.search import AnalogyTerms, QuerySource
 
 Offset = Annotated[
     int, Field(ge=0, le=2**53, description="Where the page starts (0: the first)."), NUMBER_ONLY
@@ -44,16 +44,12 @@ class CosinesQueryRequest(CosinesPage, QuerySource):
     """The cosine of every row with a token, an id, a raw vector or a text."""
 
 
-class CosinesTermsRequest(CosinesPage):
+class CosinesTermsRequest(CosinesPage, AnalogyTerms):
     """Every row's analogy score: the cosine with the weighted mean of the terms (`add`, as
     /analogy's), or the 3CosMul objective (`mul`); the terms' own rows are scored too."""
 
-    positive: Terms = Field(min_length=1)
-    negative: Terms = Field(default_factory=list)
-    method: Literal["add", "mul"] = Field("add", description="add: 3CosAdd; mul: 3CosMul.")
 
-
-TERM_FIELDS = ("positive", "negative", "method")
+TERM_FIELDS = ("positive", "negative", "method", "vector_terms")
 
 
 def _query_or_terms(value: object) -> str:

@@ -157,12 +157,82 @@ RequestTerm = Token | WeightedTerm
 
 Terms = Annotated[list[RequestTerm], Field(max_length=MAX_ITEMS, fail_fast=True)]
 
+# A term of a 3CosMul analogy that takes raw vectors as given: a token, or a term of weight 1.
+_UNWEIGHTED: dict[str, Any] = {
+    "anyOf": [
+        {"type": "string"},
+        {"not": {"required": ["weight"]}},
+        {"properties": {"weight": {"const": 1}}},
+    ]
+}
+# The JSON Schema of what check_terms checks, so that clients generated from it (and the
+# fuzzer) never send an analogy that can only be refused.
+TERMS_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"required": ["positive"], "properties": {"positive": {"minItems": 1}}},
+        {
+            "required": ["negative"],
+            "properties": {"negative": {"minItems": 1}, "method": {"const": "add"}},
+        },
+    ],
+    "if": {
+        "required": ["method", "vector_terms"],
+        "properties": {"method": {"const": "mul"}, "vector_terms": {"const": "as_given"}},
+    },
+    "then": {
+        "properties": {"positive": {"items": _UNWEIGHTED}, "negative": {"items": _UNWEIGHTED}}
+    },
+}
 
-class AnalogyRequest(Strict):
-    positive: Terms = Field(min_length=1)
-    negative: Terms = Field(default_factory=list)
-    k: K | None = None
+
+class AnalogyTerms(Strict):
+    """An analogy's terms and how they combine: what /analogy and /cosines share."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=TERMS_SCHEMA)
+
+    positive: Terms = Field(
+        default_factory=list,
+        description="Terms added; may be empty for 3CosAdd when `negative` is not (gensim's "
+        "direction is then minus the mean of the negative terms).",
+    )
+    negative: Terms = Field(default_factory=list, description="Terms subtracted.")
     method: Literal["add", "mul"] = Field("add", description="add: 3CosAdd; mul: 3CosMul.")
+    vector_terms: Literal["unit", "as_given"] = Field(
+        "unit",
+        description="How 3CosMul scores a raw vector term: unit, its direction's shifted "
+        "cosine (1 + cos) / 2; as_given, gensim's most_similar_cosmul: (1 + v . row / |row|) "
+        "/ 2, which a norm above 1 can make negative (then no term may be weighted). 3CosAdd "
+        "adds raw vectors as given either way (gensim's most_similar).",
+    )
+
+    @model_validator(mode="after")
+    def _terms_that_combine(self) -> Self:
+        check_terms(self)
+        return self
+
+
+def check_terms(terms: AnalogyTerms) -> None:
+    """A positive term (3CosAdd may do with negative ones only); no weights on a 3CosMul whose
+    raw vectors are taken as given."""
+    if not terms.positive and not (terms.negative and terms.method == "add"):
+        raise ValueError(
+            "give a positive term (3CosAdd takes negative terms alone, 3CosMul does not)"
+        )
+    if terms.method == "mul" and terms.vector_terms == "as_given":
+        weighted = [t for t in [*terms.positive, *terms.negative] if _weight(t) != 1]
+        if weighted:
+            raise ValueError(
+                "3CosMul with vector_terms as_given takes no weights (as gensim's "
+                "most_similar_cosmul): a raw vector's factor may be negative"
+            )
+
+
+def _weight(term: RequestTerm) -> float:
+    return 1.0 if isinstance(term, str) else term.weight
+
+
+class AnalogyRequest(AnalogyTerms):
+    k: K | None = None
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS, fail_fast=True)
     restrict: Restrict | None = None
     exact: Exact = False

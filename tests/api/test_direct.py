@@ -78,6 +78,16 @@ def valid_requests(minilm: EmbeddingTable) -> list[tuple[str, dict]]:
                             "method": "mul"}),
         ("small/cosines", {"token": "KING"}),
         ("run/cosines", {"id": 3, "checkpoint": 1}),
+        ("minilm/analogy", {"negative": ["man", {"token": "king", "weight": 0.5}], "k": 3}),
+        ("minilm/analogy", {"positive": ["king", {"vector": vector}], "negative": [{"vector":
+                            vector}], "method": "mul", "vector_terms": "as_given"}),
+        ("minilm/cosines", {"negative": ["man"], "limit": 100}),
+        ("minilm/cosines", {"positive": [{"vector": vector}], "method": "mul",
+                            "vector_terms": "as_given", "offset": 500, "limit": 100}),
+        ("minilm/evaluate", {"pairs": "king\tqueen\t9\nman\twoman\t8\napple\tking\t1\n"
+                             "qqzx\tking\t2\n", "dummy4unknown": True}),
+        ("minilm/evaluate", {"analogies": ": s\nman king woman queen\nqqzx a b c\n",
+                             "questions": True, "dummy4unknown": True}),
         ("minilm/rank", {"token": "king", "others": ["queen", "paris"]}),
         ("minilm/rank", {"id": 2332, "others": ["paris"], "closer_rows": {"offset": 10}}),
         ("small/rank", {"token": "KING", "others": ["[PAD]", "queen"]}),
@@ -122,6 +132,13 @@ def test_valid_requests_get_the_routes_answers(direct_client, routed, minilm, mo
         ("minilm/neighbors", b'{"vector": [1.0, 2.0]}', "application/json"),  # width: 422
         ("minilm/analogy", b'{"positive": ["king"], "negative": ["king"]}', "application/json"),
         ("minilm/analogy", b'{"positive": [], "method": "mul"}', "application/json"),
+        (
+            "minilm/analogy",
+            b'{"positive": [{"token": "king", "weight": 2}], "method": "mul", '
+            b'"vector_terms": "as_given"}',
+            "application/json",
+        ),  # a weight with raw vectors as given: 422
+        ("minilm/evaluate", b'{"pairs": "a\tb\t1\n", "questions": true}', "application/json"),
         ("minilm/lookup", b'{"ids": [99999999]}', "application/json"),  # 404, unknown id
         ("minilm/similarity", b'{"pairs": [["king"]]}', "application/json"),  # invalid: 422
         ("minilm/score", b'{"vector": [1.0], "k": 2}', "application/json"),  # width: 422

@@ -58,6 +58,12 @@ def float64_cosines(table: EmbeddingTable, row: int) -> np.ndarray:
           "method": "mul"}, "analogy",
          {"positive": ["paris", {"token": "germany", "weight": 2}], "negative": ["france"],
           "method": "mul", "k": 50}),
+        ({"negative": ["king", {"token": "paris", "weight": 2}]}, "analogy",
+         {"negative": ["king", {"token": "paris", "weight": 2}], "k": 50}),
+        ({"positive": ["paris", {"vector": [0.01] * 384}], "negative": [{"vector": [-0.2] * 384}],
+          "method": "mul", "vector_terms": "as_given"}, "analogy",
+         {"positive": ["paris", {"vector": [0.01] * 384}], "negative": [{"vector": [-0.2] * 384}],
+          "method": "mul", "vector_terms": "as_given", "k": 50}),
     ],
 )  # fmt: skip
 def test_every_row_scores_what_the_search_reports(

@@ -1,17 +1,26 @@
-"""One real server for the client tests that need no special limits: MiniLM, the small table
-(zero row, case-insensitive fallback) and the synthetic checkpoint set."""
+"""The real servers client tests share: one for the tests that need no special limits (MiniLM,
+the small table with its zero row and case-insensitive fallback, the synthetic checkpoint set),
+and one of the gensim parity tables."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from benchmarks.server import running_server
 from embedding_service import Client
+from embedding_service.keyedvectors import RemoteKeyedVectors
 from tests.client.helpers import minilm_table
+
+if TYPE_CHECKING:
+    from tests.client.parity import Pair
+
+# The gensim parity tables (tests/client/parity.py loads them in gensim).
+PARITY_TABLES = ["minilm", "word2vec", "fasttext", "glove", "projector"]
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +43,20 @@ def sync_client(served: str) -> Iterator[Client]:
     """A Client of that server."""
     with Client(served) as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def pairs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pair]]:
+    """The gensim parity tables, each as gensim loads it and as one server serves it."""
+    from tests.client.parity import gensim_files  # gensim, only for the tests that use it
+
+    files = gensim_files(tmp_path_factory.mktemp("parity"))
+    tables = json.dumps([spec for spec, _ in files.values()])
+    with running_server({"EMBEDDING_SERVICE_TABLES": tables}) as base:
+        yield {name: (keyed, RemoteKeyedVectors(base, name)) for name, (_, keyed) in files.items()}
+
+
+@pytest.fixture(params=PARITY_TABLES)
+def pair(request: pytest.FixtureRequest, pairs: dict[str, Pair]) -> Pair:
+    """One parity table, gensim's and the server's."""
+    return pairs[request.param]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from embedding_service import Analogy, Client, Text
-from embedding_service.models import Neighbors
+from embedding_service.models import Neighbors, SectionQuestions
 from tests.checkpoint_sets import synthetic_rows
 from tests.client.helpers import assert_mirrors, minilm_rows, plain, raw_post
 
@@ -130,6 +130,11 @@ def test_analogies_single_weighted_and_batched(sync_client: Client, served: str)
     assert batch[1] == sync_client.analogy("minilm", ["paris", "germany"], ["france"], 3)
     cosmul = sync_client.analogy("minilm", ["king", "woman"], ["man"], 3, method="mul")
     assert cosmul.tokens[0] == "queen" and cosmul.scores[0] > 0.8
+    alone = sync_client.analogy("minilm", [], ["man"], 3)  # negative terms alone: 3CosAdd
+    assert_mirrors(alone, raw_post(served, f"{MINILM}/analogy", {"negative": ["man"], "k": 3}))
+    king = 3 * minilm_rows()[1][2332]  # a raw vector of norm far above 1
+    given = sync_client.analogy("minilm", [king], ["man"], 3, method="mul", vector_terms="as_given")
+    assert given != sync_client.analogy("minilm", [king], ["man"], 3, method="mul")
 
 
 def test_similarity_of_pairs_and_the_matrix_are_the_cosines(sync_client: Client) -> None:
@@ -223,6 +228,10 @@ def test_evaluate_analogies_and_pairs(sync_client: Client, served: str) -> None:
     figures = sync_client.evaluate("minilm", analogies=analogies)
     assert_mirrors(figures, raw_post(served, f"{MINILM}/evaluate", {"analogies": analogies}))
     assert [s.section for s in figures.sections] == ["family", "other"]
+    listed = sync_client.evaluate("minilm", analogies=analogies, questions=True, dummy4unknown=True)
+    body = {"analogies": analogies, "questions": True, "dummy4unknown": True}
+    assert_mirrors(listed, raw_post(served, f"{MINILM}/evaluate", body))
+    assert listed.sections[1].questions == SectionQuestions([], [("A", "B", "C", "D")])
     pairs = "king\tqueen\t9\nman\twoman\t8\napple\tpear\t5\nking\tapple\t1\n"
     correlation = sync_client.evaluate("minilm", pairs=pairs, case_insensitive=False)
     answer = raw_post(served, f"{MINILM}/evaluate", {"pairs": pairs, "case_insensitive": False})
@@ -264,6 +273,13 @@ def test_cosines_of_a_query_a_vector_and_an_analogy(sync_client: Client, served:
     assert [mul.scores[n.id] for n in top] == [np.float32(n.score) for n in top]
     with pytest.raises(TypeError, match="Analogy"):
         sync_client.cosines("minilm", "king", method="mul")
+    alone = sync_client.cosines("minilm", Analogy([], ["man"]), limit=50)
+    assert np.argmax(alone.scores) == np.argmin(
+        sync_client.cosines("minilm", "man", limit=50).scores
+    )
+    given = sync_client.cosines("minilm", Analogy([vector]), method="mul", vector_terms="as_given")
+    shifted = (1 + np.linalg.norm(vector) * every) / 2  # its cosines times its norm
+    np.testing.assert_allclose(given.scores, shifted, rtol=1e-6, atol=1e-6)
 
 
 def test_ranks_of_many_others_and_a_page_of_closer_rows(sync_client: Client, served: str) -> None:

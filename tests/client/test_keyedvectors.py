@@ -14,6 +14,7 @@ from gensim.models import KeyedVectors
 
 from benchmarks.server import running_server
 from embedding_service import Client
+from embedding_service.errors import ZeroVector
 from embedding_service.keyedvectors import RemoteKeyedVectors
 from tests.client.helpers import Recorder, minilm_rows, minilm_table
 from tests.conftest import SMALL_TOKENS, SMALL_WIDTH, small_vectors
@@ -27,16 +28,52 @@ def minilm(served: str) -> RemoteKeyedVectors:
 
 
 def test_what_the_service_cannot_express_is_refused(minilm: RemoteKeyedVectors) -> None:
-    with pytest.raises(NotImplementedError, match="positive"):
-        minilm.most_similar(negative=["king"])
-    with pytest.raises(NotImplementedError, match="norm"):
-        minilm.most_similar_cosmul([minilm["king"]])  # a raw row: its norm is not 1
     with pytest.raises(NotImplementedError, match="clip_start"):
         minilm.most_similar("king", clip_start=10)
-    with pytest.raises(NotImplementedError, match="dummy4unknown"):
-        minilm.evaluate_word_pairs("unused.tsv", dummy4unknown=True)
+    with pytest.raises(NotImplementedError, match="indexer"):
+        minilm.most_similar("king", indexer=object())
     with pytest.raises(AttributeError, match="server"):
         _ = minilm.vectors
+
+
+@pytest.fixture(scope="module")
+def gensim_minilm() -> KeyedVectors:
+    tokens, rows = minilm_rows()
+    keyed = KeyedVectors(rows.shape[1])
+    keyed.add_vectors(tokens, rows)
+    return keyed
+
+
+def test_what_once_needed_the_server_is_gensim_s_answer(
+    minilm: RemoteKeyedVectors, gensim_minilm: KeyedVectors, tmp_path
+) -> None:
+    # Negative terms alone; a raw row in 3CosMul (its norm is not 1); unknown pairs as 0.
+    for call in (
+        lambda kv: kv.most_similar(negative=["king"], topn=5),
+        lambda kv: kv.most_similar(negative=["king", ("queen", 0.5)], topn=None)[:2000],
+        lambda kv: kv.most_similar_cosmul([kv["king"]], ["queen"], topn=5),
+        lambda kv: kv.most_similar_cosmul(["paris", kv["france"] * 3], topn=None)[:2000],
+    ):
+        ours, theirs = call(minilm), call(gensim_minilm)
+        if isinstance(theirs, np.ndarray):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+        else:
+            assert [key for key, _ in ours] == [key for key, _ in theirs]
+            np.testing.assert_allclose([s for _, s in ours], [s for _, s in theirs], rtol=1e-5)
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("king\tqueen\t9\nman\twoman\t8\napple\tking\t1\nqqzx\tking\t2\n")
+    ours, theirs = (
+        kv.evaluate_word_pairs(pairs, dummy4unknown=True) for kv in (minilm, gensim_minilm)
+    )
+    assert ours[0].statistic == pytest.approx(theirs[0].statistic, abs=1e-6)
+    assert ours[2] == pytest.approx(theirs[2]) == 25.0
+
+
+def test_terms_without_weight_have_no_mean(minilm: RemoteKeyedVectors) -> None:
+    with pytest.raises(ValueError, match="no input"):  # gensim's ValueError
+        minilm.most_similar(positive=[], negative=[])
+    with pytest.raises(ZeroVector):  # gensim: a mean of 0, every cosine 0
+        minilm.most_similar([("king", 0.0)])
 
 
 def test_ranks_beyond_the_deepest_neighbour_list(minilm: RemoteKeyedVectors) -> None:
@@ -55,9 +92,12 @@ def test_ranks_beyond_the_deepest_neighbour_list(minilm: RemoteKeyedVectors) -> 
 
 @pytest.fixture(scope="module")
 def paged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RemoteKeyedVectors]:
-    """MiniLM from a server whose pages of scores hold 5,000 rows (3CosMul: a third)."""
+    """MiniLM from a server of small limits: pages of scores of 5,000 rows (3CosMul: a third),
+    evaluations of 40 questions, bodies (and answers listing questions) of 1,536 bytes."""
     env = {"EMBEDDING_SERVICE_TABLES": json.dumps([minilm_table()]),
-           "EMBEDDING_SERVICE_MAX_COSINE_ROWS": "5000"}  # fmt: skip
+           "EMBEDDING_SERVICE_MAX_COSINE_ROWS": "5000",
+           "EMBEDDING_SERVICE_MAX_EVALUATION_QUESTIONS": "40",
+           "EMBEDDING_SERVICE_MAX_BODY_BYTES": "1536"}  # fmt: skip
     with running_server(env) as base:
         yield RemoteKeyedVectors(base, "minilm")
 
@@ -82,6 +122,26 @@ def test_every_score_comes_in_pages_the_server_allows(
     assert objective.tobytes() == expected.tobytes()
     first = paged.most_similar("king", topn=None, restrict_vocab=4000)
     assert first.tobytes() == scores[:4000].tobytes()
+
+
+def test_analogy_evaluation_comes_in_chunks_the_server_allows(
+    paged: RemoteKeyedVectors, gensim_minilm: KeyedVectors, tmp_path
+) -> None:
+    questions = tmp_path / "questions.txt"  # 3 sections, 100 questions; one section empty
+    words = ["king", "queen", "man", "woman", "paris", "france", "berlin", "germany", "qqzx"]
+    rng = np.random.default_rng(6)
+    lines = [": first", *(" ".join(rng.choice(words, 4)) for _ in range(70)), ": empty",
+             ": last", *(" ".join(rng.choice(words, 4)) for _ in range(30))]  # fmt: skip
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    statuses = Recorder()
+    paged.client._http.event_hooks["response"].append(statuses)
+    for dummy4unknown in (False, True):
+        ours = paged.evaluate_word_analogies(questions, dummy4unknown=dummy4unknown)
+        assert ours == gensim_minilm.evaluate_word_analogies(questions, dummy4unknown=dummy4unknown)
+        # Refused for its body (413), its questions or its answer's bytes (422), then answered.
+        assert {413, 422, 200} == set(statuses.statuses)
+        assert statuses.statuses.count(200) >= 3  # 100 questions: chunks of at most 40
+        statuses.statuses.clear()
 
 
 def test_zero_rows_answer_as_in_gensim(served: str) -> None:

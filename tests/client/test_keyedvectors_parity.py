@@ -4,54 +4,25 @@ exceptions where gensim raises them."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from gensim.models import KeyedVectors
-from gensim.test.utils import datapath
 
-from benchmarks.server import running_server
-from embedding_service.keyedvectors import RemoteKeyedVectors
 from tests.client.parity import (
+    QUERIES,
     SCORE_TOLERANCE,
     TIE,
+    TOPN,
+    Pair,
     assert_same_keys_up_to_ties,
     assert_same_ranking,
     assert_same_scores,
-    gensim_files,
+    draw,
 )
 
 pytestmark = pytest.mark.slow
-
-TABLES = ["minilm", "word2vec", "fasttext", "glove", "projector"]
-QUERIES = 200
-TOPN = 10
-
-Pair = tuple[KeyedVectors, RemoteKeyedVectors]
-
-
-@pytest.fixture(scope="module")
-def pairs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Pair]]:
-    """Each table as gensim loads it and as one server serves it."""
-    files = gensim_files(tmp_path_factory.mktemp("parity"))
-    tables = json.dumps([spec for spec, _ in files.values()])
-    with running_server({"EMBEDDING_SERVICE_TABLES": tables}) as base:
-        yield {name: (keyed, RemoteKeyedVectors(base, name)) for name, (_, keyed) in files.items()}
-
-
-@pytest.fixture(params=TABLES)
-def pair(request: pytest.FixtureRequest, pairs: dict[str, Pair]) -> Pair:
-    return pairs[request.param]
-
-
-def draw(local: KeyedVectors, seed: int) -> Callable[[int], list[str]]:
-    """Seeded groups of distinct keys from the whole vocabulary."""
-    rng = np.random.default_rng(seed)
-    keys = local.index_to_key
-    return lambda size: [keys[int(i)] for i in rng.choice(len(keys), size=size, replace=False)]
 
 
 def test_the_table_is_the_same(pair: Pair) -> None:
@@ -277,51 +248,3 @@ def test_unknown_keys_are_keyerrors_as_in_gensim(pair: Pair) -> None:
         with pytest.raises(ValueError):
             kv.most_similar_cosmul(negative=[known], topn=None)
         assert kv.most_similar(known, topn=0) == []
-
-
-@pytest.fixture(scope="module")
-def questions(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """gensim's questions-words.txt, 40 seeded questions of each section (gensim itself takes
-    80 s for the whole file on MiniLM)."""
-    rng = np.random.default_rng(11)
-    sections: list[list[str]] = []
-    with open(datapath("questions-words.txt"), encoding="utf-8") as lines:
-        for line in lines:
-            if line.startswith(": "):
-                sections.append([line])
-            else:
-                sections[-1].append(line)
-    chosen = [
-        [header, *(body[i] for i in sorted(rng.choice(len(body), 40, replace=False)))]
-        for header, *body in sections
-    ]
-    path = tmp_path_factory.mktemp("questions") / "questions-words.txt"
-    path.write_text("".join(line for section in chosen for line in section), encoding="utf-8")
-    return str(path)
-
-
-@pytest.mark.parametrize("case_insensitive", [True, False])
-@pytest.mark.parametrize("name", ["minilm", "word2vec", "fasttext"])
-def test_evaluate_word_analogies(
-    pairs: dict[str, Pair], questions: str, name: str, case_insensitive: bool
-) -> None:
-    local, remote = pairs[name]
-    path = questions if name == "minilm" else datapath("questions-words.txt")
-    restrict = 20000
-    expected = local.evaluate_word_analogies(path, restrict, case_insensitive)
-    assert remote.evaluate_word_analogies(path, restrict, case_insensitive) == expected
-    answered = remote.evaluate_word_analogies(path, restrict, case_insensitive, dummy4unknown=True)
-    assert answered == local.evaluate_word_analogies(path, restrict, case_insensitive, True)
-
-
-@pytest.mark.parametrize("file", ["wordsim353.tsv", "simlex999.txt"])
-@pytest.mark.parametrize("name", ["minilm", "word2vec", "fasttext"])
-def test_evaluate_word_pairs(pairs: dict[str, Pair], name: str, file: str) -> None:
-    local, remote = pairs[name]
-    for case_insensitive in (True, False):
-        expected = local.evaluate_word_pairs(datapath(file), case_insensitive=case_insensitive)
-        answer = remote.evaluate_word_pairs(datapath(file), case_insensitive=case_insensitive)
-        for ours, theirs in zip(answer[:2], expected[:2], strict=True):
-            assert ours.statistic == pytest.approx(theirs.statistic, abs=SCORE_TOLERANCE)
-            assert ours.pvalue == pytest.approx(theirs.pvalue, rel=1e-4, abs=1e-300)
-        assert answer[2] == pytest.approx(expected[2], abs=1e-12)

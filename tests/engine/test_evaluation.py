@@ -74,24 +74,34 @@ def test_case_sensitive_analogies_as_gensim(
     assert ours.answered > 50  # the capitalised country names of the file are not in MiniLM
 
 
+@pytest.mark.parametrize("dummy4unknown", [False, True])  # True: out of vocabulary scores 0
 @pytest.mark.parametrize("name", ["wordsim353.tsv", "simlex999.txt"])
 @pytest.mark.parametrize(("restrict", "case_insensitive"), [(300_000, True), (8_000, False)])
 def test_word_pairs_as_gensim(
-    minilm: EmbeddingTable, gensim_minilm: KeyedVectors, name, restrict, case_insensitive
+    minilm: EmbeddingTable,
+    gensim_minilm: KeyedVectors,
+    name,
+    restrict,
+    case_insensitive,
+    dummy4unknown,
 ) -> None:
     path = datapath(name)
     pearson, spearman, oov_ratio = gensim_minilm.evaluate_word_pairs(
-        path, restrict_vocab=restrict, case_insensitive=case_insensitive
+        path,
+        restrict_vocab=restrict,
+        case_insensitive=case_insensitive,
+        dummy4unknown=dummy4unknown,
     )
     parsed = read_pairs(Path(path).read_text(encoding="utf-8"), case_insensitive)
-    ours = evaluate_pairs(CosineSearch(minilm), parsed, restrict, case_insensitive)
+    ours = evaluate_pairs(CosineSearch(minilm), parsed, restrict, case_insensitive, dummy4unknown)
     # gensim's cosines are float32 and ours float64: the same figures to about 1e-7.
     assert ours.pearson.r == pytest.approx(pearson.statistic, abs=1e-6)
     assert ours.pearson.p_value == pytest.approx(pearson.pvalue, rel=1e-4)
     assert ours.spearman.r == pytest.approx(spearman.statistic, abs=1e-9)
     assert ours.spearman.p_value == pytest.approx(spearman.pvalue, rel=1e-6)
     assert ours.oov_percent == pytest.approx(oov_ratio, abs=1e-12)
-    assert ours.scored > 150
+    assert ours.scored > 150 and ours.oov > 0
+    assert (ours.scored == len(parsed.pairs)) == dummy4unknown
 
 
 def test_pair_lines_gensim_skips_are_skipped() -> None:
@@ -104,3 +114,17 @@ def test_pair_lines_gensim_skips_are_skipped() -> None:
 def test_a_question_before_any_section_is_refused() -> None:
     with pytest.raises(InvalidQuery, match="line 1"):
         read_questions("a b c d\n: section\n")
+
+
+def test_questions_out_of_vocabulary_count_as_incorrect_in_place(
+    minilm: EmbeddingTable, gensim_minilm: KeyedVectors, questions: Path
+) -> None:
+    _, theirs = gensim_minilm.evaluate_word_analogies(
+        str(questions), restrict_vocab=8000, dummy4unknown=True
+    )
+    parsed = read_questions(questions.read_text(encoding="utf-8"))
+    ours = evaluate_analogies(CosineSearch(minilm), parsed, 8000, batch_size=64, dummy4unknown=True)
+    for section, their_section in zip(ours.sections, theirs, strict=False):
+        assert section.correct == their_section["correct"], section.name
+        assert section.incorrect == their_section["incorrect"], section.name
+    assert ours.answered == ours.questions and ours.oov > 1000  # every question is counted

@@ -2,9 +2,10 @@
 
 Same rules as gensim: with `case_insensitive` words are compared upper-cased (the first row of
 each upper-cased form wins), questions with a word outside the first `restrict_vocab` rows are
-skipped (out of vocabulary), each question is answered by 3CosAdd top-5 with its three words
-excluded, and the first answer that is not one of the question's words is the prediction.
-Sections are kept in file order, a repeated name as a new section, as gensim does.
+skipped (out of vocabulary; with `dummy4unknown`, counted as incorrect in their place), each
+question is answered by 3CosAdd top-5 with its three words excluded, and the first answer that
+is not one of the question's words is the prediction. Sections are kept in file order, a
+repeated name as a new section, as gensim does.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ class Section:
 
 @dataclass
 class AnalogyEvaluation:
-    """Per-section results, the total, and the questions skipped or unreadable."""
+    """Per-section results, the total, the questions out of vocabulary (skipped, or incorrect
+    with dummy4unknown) and the lines unreadable."""
 
     sections: list[Section]
     questions: int
-    skipped: int
+    oov: int
     invalid_lines: int = 0
 
     @property
@@ -54,7 +56,7 @@ class AnalogyEvaluation:
 
     @property
     def answered(self) -> int:
-        """Questions evaluated (not skipped)."""
+        """Questions counted: evaluated, and out of vocabulary with dummy4unknown."""
         return self.correct + sum(len(s.incorrect) for s in self.sections)
 
     @property
@@ -64,8 +66,8 @@ class AnalogyEvaluation:
 
     @property
     def oov_percent(self) -> float:
-        """Share (%) of well-formed questions skipped for an unknown word (gensim's oov_ratio)."""
-        return 100.0 * self.skipped / self.questions if self.questions else 0.0
+        """Share (%) of well-formed questions with an unknown word (gensim's oov_ratio)."""
+        return 100.0 * self.oov / self.questions if self.questions else 0.0
 
 
 @dataclass
@@ -121,18 +123,26 @@ def evaluate_analogies(
     restrict_vocab: int = GENSIM_RESTRICT,
     case_insensitive: bool = True,
     batch_size: int = 1024,
+    dummy4unknown: bool = False,
 ) -> AnalogyEvaluation:
-    """Evaluate parsed questions in batches of `batch_size` analogy queries."""
+    """Evaluate parsed questions in batches of `batch_size` analogy queries; with
+    `dummy4unknown`, a question out of vocabulary is incorrect (gensim's), in its place."""
     words = vocabulary(search, restrict_vocab, case_insensitive)
-    known = [(s, q) for s, q in parsed.questions if all(word in words for word in q)]
+    known = [q for _, q in parsed.questions if all(word in words for word in q)]
     fold = str.upper if case_insensitive else str.__str__
+    predictions: list[str] = []
     for start in range(0, len(known), batch_size):
         chunk = known[start : start + batch_size]
-        predictions = _predict(search, words, [q for _, q in chunk], restrict_vocab, fold)
-        for (section, question), predicted in zip(chunk, predictions, strict=True):
-            (section.correct if predicted == question[3] else section.incorrect).append(question)
-    skipped = len(parsed.questions) - len(known)
-    return AnalogyEvaluation(parsed.sections, len(parsed.questions), skipped, parsed.invalid_lines)
+        predictions += _predict(search, words, chunk, restrict_vocab, fold)
+    predicted = iter(predictions)
+    for section, question in parsed.questions:
+        if all(word in words for word in question):
+            right = next(predicted) == question[3]
+            (section.correct if right else section.incorrect).append(question)
+        elif dummy4unknown:
+            section.incorrect.append(question)
+    oov = len(parsed.questions) - len(known)
+    return AnalogyEvaluation(parsed.sections, len(parsed.questions), oov, parsed.invalid_lines)
 
 
 def _predict(

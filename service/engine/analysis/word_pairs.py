@@ -3,7 +3,8 @@
 Lines are `word<TAB>word<TAB>human score`; empty lines and lines starting with '#' are skipped,
 as are lines that do not split into three fields with a number last (counted as invalid; a
 non-finite score is invalid too, where gensim would carry a NaN into its correlations). A pair
-with a word outside the first `restrict_vocab` rows is out of vocabulary and skipped. The
+with a word outside the first `restrict_vocab` rows is out of vocabulary and skipped (with
+`dummy4unknown`, gensim's, it scores 0.0 and counts in the correlations). The
 model's score is the cosine of the two rows (0 for a zero row, as gensim's unit vector of zero
 is zero), and the figures are Pearson's and Spearman's correlations with their p-values.
 """
@@ -42,18 +43,21 @@ class ParsedPairs:
 
 @dataclass(frozen=True)
 class PairsEvaluation:
-    """gensim's figures: both correlations, pairs scored and pairs out of vocabulary."""
+    """gensim's figures: both correlations, the pairs they count (those out of vocabulary too,
+    with dummy4unknown), and the pairs out of vocabulary among all readable pairs."""
 
     pearson: Correlation
     spearman: Correlation
     scored: int
     oov: int
+    readable: int
     invalid_lines: int
 
     @property
     def oov_percent(self) -> float:
-        """Share (%) of pairs skipped for an unknown word (gensim's oov_ratio)."""
-        return 100.0 * self.oov / (self.scored + self.oov)
+        """Share (%) of readable pairs with an unknown word (gensim's oov_ratio, which with
+        dummy4unknown divides by the pairs correlated: all of them)."""
+        return 100.0 * self.oov / self.readable
 
 
 def read_pairs(text: str, case_insensitive: bool = True) -> ParsedPairs:
@@ -87,20 +91,35 @@ def evaluate_pairs(
     parsed: ParsedPairs,
     restrict_vocab: int = GENSIM_RESTRICT,
     case_insensitive: bool = True,
+    dummy4unknown: bool = False,
 ) -> PairsEvaluation:
-    """Correlations of the table's cosines with the human scores of the known pairs."""
+    """Correlations of the table's cosines with the human scores of the known pairs (with
+    `dummy4unknown`, of every pair, 0.0 for those out of vocabulary)."""
     words = vocabulary(search, restrict_vocab, case_insensitive)
-    known = [p for p in parsed.pairs if p.first in words and p.second in words]
-    oov = len(parsed.pairs) - len(known)
-    gold = np.array([pair.score for pair in known])
-    model = cosines(search, [words[p.first] for p in known], [words[p.second] for p in known])
+    known = [p.first in words and p.second in words for p in parsed.pairs]
+    counted = [p for p, inside in zip(parsed.pairs, known, strict=True) if inside or dummy4unknown]
+    gold, model = np.array([pair.score for pair in counted]), _model_scores(search, words, counted)
     linear, ranked = pearson(gold, model), spearman(gold, model)
     if linear is None or ranked is None:
         raise InvalidQuery(
-            f"{len(known)} pairs are in the vocabulary: correlations need at least 3, with "
-            "scores that are not all equal"
+            f"{len(counted)} pairs are counted: correlations need at least 3, with scores "
+            "that are not all equal"
         )
-    return PairsEvaluation(linear, ranked, len(known), oov, parsed.invalid_lines)
+    oov = known.count(False)
+    return PairsEvaluation(
+        linear, ranked, len(counted), oov, len(parsed.pairs), parsed.invalid_lines
+    )
+
+
+def _model_scores(search: CosineSearch, words: dict, pairs: list[Pair]) -> np.ndarray:
+    """Each pair's cosine; 0.0 for a pair out of vocabulary (gensim's dummy4unknown)."""
+    inside = np.array([p.first in words and p.second in words for p in pairs], dtype=bool)
+    chosen = [pair for pair, known in zip(pairs, inside.tolist(), strict=True) if known]
+    scores = np.zeros(len(pairs))
+    scores[inside] = cosines(
+        search, [words[p.first] for p in chosen], [words[p.second] for p in chosen]
+    )
+    return scores
 
 
 def cosines(search: CosineSearch, left: list[int], right: list[int]) -> np.ndarray:

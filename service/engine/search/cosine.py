@@ -23,8 +23,8 @@ from typing import NamedTuple, TypeVar
 
 import numpy as np
 
-from service.engine.errors import InvalidQuery
 from service.engine.search.among import among_candidates
+from service.engine.search.analogies import plan_analogies, plan_analogy
 from service.engine.search.approximate import ApproximateIndex
 from service.engine.search.cosmul import cosmul
 from service.engine.search.kernels import RESCORE_MARGIN, KernelName, make_kernel
@@ -35,11 +35,12 @@ from service.engine.search.queries import (
     CosmulQuery,
     NeighborQuery,
     Neighbors,
+    Plan,
     SearchOptions,
     Term,
 )
 from service.engine.search.rescoring import rescore
-from service.engine.search.terms import candidates_by_terms, mean_directions, shares_terms
+from service.engine.search.terms import candidates_by_terms, shares_terms
 from service.engine.tables.layout import row_norms
 from service.engine.tables.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
@@ -47,7 +48,6 @@ from service.engine.tables.table import EmbeddingTable
 __all__ = ["AnalogyMethod", "AnalogyQuery", "CosineSearch", "NeighborQuery", "Neighbors", "Term"]
 
 KernelName = KernelName
-Plan = NeighborQuery | CosmulQuery
 Query = TypeVar("Query")
 Result = TypeVar("Result")
 # With an approximate index, a `restrict` of at most this many rows is searched exhaustively:
@@ -104,23 +104,13 @@ class CosineSearch:
         return replace(query, vector=self.store.direction(query.vector))
 
     def plan_analogy(self, query: AnalogyQuery) -> Plan:
-        """Validate an analogy: `add` becomes a neighbour query of the mean direction."""
-        if query.method == "mul":
-            return self._plan_cosmul(query)
-        if _rows_only_add(query):
-            return mean_directions(self.store, [query])[0]
-        return self._mean_direction(query)
+        """Validate an analogy: `add` becomes a neighbour query of the mean direction, `mul` a
+        3CosMul query (analogies.py)."""
+        return plan_analogy(self.store, query)
 
     def plan_analogies(self, queries: Sequence[AnalogyQuery]) -> list[Plan]:
-        """prepare_analogy for many queries; `add` ones over table rows are prepared at once."""
-        together = [i for i, query in enumerate(queries) if _rows_only_add(query)]
-        prepared: dict[int, Plan] = {}
-        if together:
-            directions = mean_directions(self.store, [queries[i] for i in together])
-            prepared.update(zip(together, directions, strict=True))
-        return [
-            prepared[i] if i in prepared else self.plan_analogy(q) for i, q in enumerate(queries)
-        ]
+        """plan_analogy for many queries; `add` ones over table rows are planned at once."""
+        return plan_analogies(self.store, queries)
 
     def neighbors(self, queries: Sequence[NeighborQuery]) -> list[Neighbors]:
         """Answer neighbour queries; every query is checked before any search runs."""
@@ -240,49 +230,6 @@ class CosineSearch:
         positions = among_candidates(self.kernel, directions, depth, rows, excluded)
         return rescore(self.store, queries, positions)
 
-    def _term_vectors(self, terms: Sequence[Term], unit: bool) -> np.ndarray:
-        """Terms as float64 rows: table rows unit-normalised; raw vectors as given, or unit."""
-        return np.stack([self._term_vector(term, unit) for term in terms])
-
-    def _term_vector(self, term: Term, unit: bool) -> np.ndarray:
-        if term.vector is not None:
-            if unit or term.unit:
-                return self.store.direction(term.vector, term.what)
-            return self.store.check_vector(term.vector).astype(np.float64)
-        if term.row is None:
-            raise InvalidQuery("an analogy term needs a row or a vector")
-        return self.store.directions(np.asarray([term.row]))[0]
-
-    def _mean_direction(self, query: AnalogyQuery) -> NeighborQuery:
-        """gensim's weighted mean of terms that include raw vectors, as a neighbour query.
-
-        Analogies over table rows only go through terms.mean_directions instead.
-        """
-        terms = query.positive + query.negative
-        if not terms:
-            raise InvalidQuery("an analogy needs at least one term")
-        signs = [1.0] * len(query.positive) + [-1.0] * len(query.negative)
-        weights = np.asarray([s * t.weight for s, t in zip(signs, terms, strict=True)])
-        mean = np.sum(weights[:, None] * self._term_vectors(terms, unit=False), axis=0)
-        direction = self.store.direction(mean, "the weighted mean of the analogy terms")
-        return NeighborQuery(
-            direction, query.k, query.input_rows(), query.restrict, options=query.options
-        )
-
-    def _plan_cosmul(self, query: AnalogyQuery) -> CosmulQuery:
-        """3CosMul terms as unit vectors, so every factor is a shifted cosine in [0, 1]."""
-        if not query.positive:
-            raise InvalidQuery("3CosMul needs at least one positive term")
-        terms = query.positive + query.negative
-        return CosmulQuery(
-            terms=self._term_vectors(terms, unit=True),
-            exponents=np.asarray([t.weight for t in terms], dtype=np.float64),
-            positives=len(query.positive),
-            k=query.k,
-            exclude=query.input_rows(),
-            restrict=query.restrict,
-        )
-
 
 def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """Cosine of each pair (left[i], right[i]) of unit directions."""
@@ -306,11 +253,6 @@ def _empty() -> Neighbors:
 
 def _among(query: Plan) -> bool:
     return isinstance(query, NeighborQuery) and query.among is not None
-
-
-def _rows_only_add(query: AnalogyQuery) -> bool:
-    terms = query.positive + query.negative
-    return query.method == "add" and bool(terms) and all(t.vector is None for t in terms)
 
 
 class SearchItem(NamedTuple):

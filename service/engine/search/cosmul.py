@@ -12,6 +12,9 @@ and exclusions. They are then scored exactly in float64.
 
 Work is bounded: a pass scores at most SCORES_BUDGET bytes of cosines at once (queries in chunks,
 the rows in blocks), and each query keeps only its candidates between blocks.
+
+A query whose raw vectors are taken as given (gensim's most_similar_cosmul) has factors that may
+be negative: its bounds and ranking are cosmul_given.py's, in the same passes.
 """
 
 from __future__ import annotations
@@ -20,12 +23,12 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from service.engine.search import cosmul_given
+from service.engine.search.cosmul_given import COSMUL_EPSILON
 from service.engine.search.kernels import Kernel, rows_per_block
 from service.engine.search.queries import CosmulQuery, Neighbors
 from service.engine.tables.rows import RowStore
 
-# gensim's most_similar_cosmul adds this to the denominator to avoid dividing by zero.
-COSMUL_EPSILON = 1e-6
 LOG_EPSILON = float(np.log(COSMUL_EPSILON))
 # Terms scored in one matrix product (more when one query alone has more).
 TERMS_PER_PASS = 256
@@ -111,7 +114,7 @@ def _block_candidates(
     lower, upper = np.empty(cosines.shape[1]), np.empty(cosines.shape[1])
     for first in range(0, cosines.shape[1], BOUND_ROWS):
         part = slice(first, first + BOUND_ROWS)
-        lower[part], upper[part] = log_objective_bounds(cosines[:, part], query, error)
+        lower[part], upper[part] = objective_bounds(cosines[:, part], query, error)
     excluded, always = (_inside(r, start, cosines.shape[1]) for r in rows)
     lower[always], upper[always] = -np.inf, np.inf
     lower[excluded] = upper[excluded] = -np.inf
@@ -142,6 +145,16 @@ def _merge(found: list[tuple[np.ndarray, np.ndarray, np.ndarray]], depth: int) -
         return np.empty(0, dtype=np.int64)
     positions, lower, upper = (np.concatenate(parts) for parts in zip(*found, strict=True))
     return positions[_reaching(lower, upper, depth)]
+
+
+def objective_bounds(
+    cosines: np.ndarray, query: CosmulQuery, error: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of each row's ranking key: the log objective, or the objective itself when raw
+    vectors are taken as given."""
+    if query.scales is not None:
+        return cosmul_given.objective_bounds(cosines, query, error)
+    return log_objective_bounds(cosines, query, error)
 
 
 def log_objective_bounds(
@@ -183,6 +196,10 @@ def _exact(store: RowStore, query: CosmulQuery, positions: np.ndarray) -> Neighb
         for term, direction in enumerate(query.terms):
             # Each dot product summed on its own: a score never depends on the other candidates.
             cosines[term, part] = np.sum(raw * direction, axis=1) / store.norms64[ids[part]]
+    if query.scales is not None:
+        objective = cosmul_given.objectives(cosines, query)
+        order = np.lexsort((ids, -objective))[: query.k]  # NaN (0/0 at a pole) last
+        return Neighbors(ids=ids[order], scores=objective[order])
     shifted = (1 + cosines) / 2
     weights = query.exponents[:, None]
     positive = query.positives

@@ -8,6 +8,8 @@ from typing import Literal
 import numpy as np
 
 AnalogyMethod = Literal["add", "mul"]
+# How 3CosMul scores a raw vector term: at unit length, or as gensim's most_similar_cosmul does.
+VectorTerms = Literal["unit", "as_given"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,12 @@ class TermMix:
 
 @dataclass(frozen=True)
 class AnalogyQuery:
-    """gensim most_similar (`add`) or most_similar_cosmul (`mul`) over weighted terms."""
+    """gensim most_similar (`add`) or most_similar_cosmul (`mul`) over weighted terms.
+
+    `vector_terms` is how `mul` scores a raw vector term: "unit" (its direction), or
+    "as_given" (gensim's: its cosines times its norm; then no term may be weighted). `add`
+    always adds raw vectors as given, as gensim's most_similar does.
+    """
 
     positive: tuple[Term, ...]
     negative: tuple[Term, ...] = ()
@@ -91,6 +98,7 @@ class AnalogyQuery:
     exclude: frozenset[int] = field(default_factory=frozenset)
     restrict: int | None = None
     options: SearchOptions = DEFAULT_SEARCH
+    vector_terms: VectorTerms = "unit"
 
     def input_rows(self) -> frozenset[int]:
         """Rows named as terms, plus the extra exclusions: never part of the answer."""
@@ -100,7 +108,12 @@ class AnalogyQuery:
 
 @dataclass(frozen=True)
 class CosmulQuery:
-    """A 3CosMul analogy with its terms already unit vectors (rows: positive then negative)."""
+    """A 3CosMul analogy with its terms already unit vectors (rows: positive then negative).
+
+    `scales`: each term's cosine multiplier when raw vectors are taken as given (a raw
+    vector's norm, 1 for the other terms; cosmul_given.py); None when every term is at unit
+    length, and the objective is then positive, at most 1e6, and ranked by its logarithm.
+    """
 
     terms: np.ndarray
     exponents: np.ndarray
@@ -108,6 +121,7 @@ class CosmulQuery:
     k: int
     exclude: frozenset[int]
     restrict: int | None
+    scales: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -133,3 +147,7 @@ class Scores:
     target_rank: int | None = None
     target_logit: float | None = None
     target_probability: float | None = None
+
+
+# A query planned for the search: a neighbour query (3CosAdd too), or a 3CosMul query.
+Plan = NeighborQuery | CosmulQuery

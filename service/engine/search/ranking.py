@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from service.engine.search import cosmul_given
 from service.engine.search.cosine import Plan
-from service.engine.search.cosmul import COSMUL_EPSILON
+from service.engine.search.cosmul_given import COSMUL_EPSILON
 from service.engine.search.kernels import Kernel, mask_rows
 from service.engine.search.queries import CosmulQuery
 from service.engine.search.rescoring import gather_rows
@@ -90,7 +91,10 @@ def scores_of(store: RowStore, plan: Plan, start: int, stop: int) -> np.ndarray:
 def objectives(store: RowStore, query: CosmulQuery, start: int, stop: int) -> np.ndarray:
     """The 3CosMul objective of rows start..stop, as the analogy's exact step computes it:
     prod(((1 + cos) / 2) ** w) over the positive terms / (the same over the negative + 1e-6)."""
-    shifted = (1 + range_cosines(store, query.terms, start, stop)) / 2
+    cosines = range_cosines(store, query.terms, start, stop)
+    if query.scales is not None:  # raw vectors as given
+        return cosmul_given.objectives(cosines, query)
+    shifted = (1 + cosines) / 2
     weights = query.exponents[:, None]
     positive = query.positives
     objective = np.prod(shifted[:positive] ** weights[:positive], axis=0)
