@@ -537,8 +537,10 @@ class Settings(BaseSettings):
         32,
         ge=1,
         description="Connections at once whose client is not reading its answers; past it the "
-        "one stalled longest is cut at once. With answers of at most ~2 MB (max_results, "
-        "max_batch) this bounds buffered answers to ~64 MB.",
+        "one stalled longest is cut at once. Answers are at most ~2 MB (max_results, "
+        "max_batch) but for /cosines pages (up to 5.6 MB at max_cosine_rows) and /evaluate "
+        "with its questions (at most max_body_bytes): buffered answers stay under ~64 MB, "
+        "~180 MB if every stalled client held a largest page.",
     )
     max_queue: int = Field(
         1024,
