@@ -14,12 +14,12 @@ from service.engine.search.kernels import (
     SMALL_BATCH,
     Excluded,
     _blocked_candidates,
+    candidate_rows,
     float32_dot_error,
     mask,
     mask_rows,
     rows_per_block,
 )
-from service.engine.search.topk import candidate_rows
 from service.engine.tables.rows import RowStore
 
 

@@ -35,10 +35,11 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 def guarded_protocol() -> Any:
     """The service's GuardedProtocol with the default settings' bounds."""
+    from service.server.guards import ConnectionGuard, default_max_connections
+
     from service.api.middleware.admission import InFlight
     from service.config import Settings
-    from service.server.guards import ConnectionGuard, default_max_connections
-    from service.server.protocol import protocol_for
+    from service.server.connections import protocol_for
 
     settings = Settings()
     guard = ConnectionGuard(

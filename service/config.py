@@ -211,8 +211,8 @@ class Settings(BaseSettings):
     event_loop: Literal["asyncio", "uvloop"] = Field(
         "asyncio",
         description="The event loop. asyncio: the standard selector loop, accepting at most 16 "
-        "connections a turn (service/server/event_loop.py). uvloop accepts one connection per poll "
-        "event, so under a flood a client opening a new connection (a health probe) waited "
+        "connections a turn (service/server/connections.py). uvloop accepts one connection per "
+        "poll event, so under a flood a client opening a new connection (a health probe) waited "
         "seconds to be accepted (BENCHMARKS.md). Throughput measured the same within noise.",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(

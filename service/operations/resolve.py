@@ -31,8 +31,7 @@ from service.engine.search.queries import (
 )
 from service.engine.served import ServedTable
 from service.engine.tables.text import mean_row
-from service.operations.context import Context
-from service.operations.limits import Limits
+from service.operations.context import Context, Limits
 from service.schemas.common import MAX_COMPONENT, Key, TextKey
 from service.schemas.search import (
     AnalogyRequest,

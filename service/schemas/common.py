@@ -1,7 +1,7 @@
 """What every request model shares: strict models, bounded tokens, texts, vectors and numbers.
 
 Hard ceilings live here (no setting lifts them); the configurable limits are checked as a request
-is resolved (service/operations/limits.py).
+is resolved (service/operations/context.py).
 """
 
 from __future__ import annotations

@@ -18,10 +18,8 @@ from service.config import load_settings
 from service.loading.registry import Registry
 from service.loading.tables import load_all
 from service.runtime.heap import limit_arenas
-from service.server.event_loop import FACTORY
+from service.server.connections import FACTORY, ConnectionGuard, protocol_for
 from service.server.graceful import GracefulServer
-from service.server.guards import ConnectionGuard
-from service.server.protocol import protocol_for
 from service.server.starting import LoadingResponder, listening_socket
 from service.server.workers import report_ready, run_workers
 

@@ -32,8 +32,9 @@ class InFlight:
     """Table requests being served: counted once their body has arrived, until they answer.
 
     Shared by InFlightLimitMiddleware, which counts them, and the connection protocol
-    (service/server/protocol.py), which refuses a table request at once, without reading its body,
-    while the count is at its limit. One event loop runs both, so a plain counter is exact.
+    (service/server/connections.py), which refuses a table request at once, without reading
+    its body, while the count is at its limit. One event loop runs both, so a plain counter is
+    exact.
     """
 
     def __init__(self, limit: int, retry_after: int) -> None:
@@ -89,7 +90,8 @@ class BodyMiddleware:
     envelope with the connection closed: 413 past `limit` bytes (at once from Content-Length,
     else once it streams past), and 429 when the bodies held at once (read or being answered)
     would pass `budget` bytes. The deadline for a body to arrive is the connection's
-    (service/server/protocol.py: 408 and close), which costs no timer when it arrives with the head.
+    (service/server/connections.py: 408 and close), which costs no timer when it arrives with
+    the head.
 
     The app would read the body whole anyway; a lying or absent Content-Length cannot get more
     past, and a client that sends its body slowly holds no in-flight slot (that comes after).

@@ -40,7 +40,7 @@ from service.engine.search.queries import (
     Term,
 )
 from service.engine.search.rescoring import rescore
-from service.engine.search.terms import candidates_by_terms, shares_terms
+from service.engine.search.terms import SHARED_BATCH, candidates_by_terms, shares_terms
 from service.engine.tables.layout import row_norms
 from service.engine.tables.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
@@ -74,6 +74,8 @@ class CosineSearch:
             self.max_norm if output is None else float(row_norms(output).max(initial=0.0))
         )
         self.kernel = make_kernel(kernel, store)
+        # The rows a search covers unless it names more: all but a model's padding.
+        self.unpadded = table.searchable_rows
         # Replaced in one assignment when a background build finishes: a search reads it once.
         self.approximate = approximate
 
@@ -138,7 +140,7 @@ class CosineSearch:
         """A query that names no `restrict` searches the table's tokens: a model's padding
         rows (past its tokenizer's tokens) answer only a `restrict` that reaches them, or an
         `among` that names them."""
-        unpadded = self.table.searchable_rows
+        unpadded = self.unpadded
         if query.restrict is not None or unpadded == self.table.rows or _among(query):
             return query
         return replace(query, restrict=unpadded)
@@ -206,7 +208,7 @@ class CosineSearch:
             return [_empty() for _ in queries]
         excluded = [self.store.positions_of(q.exclude) for q in queries]
         positions: Sequence[np.ndarray] | np.ndarray
-        if shares_terms(queries, searchable):
+        if len(queries) >= SHARED_BATCH and shares_terms(queries, searchable):
             positions = candidates_by_terms(
                 self.store, self.kernel, queries, depth, searchable, excluded
             )

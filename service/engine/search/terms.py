@@ -16,12 +16,20 @@ from typing import cast
 import numpy as np
 
 from service.engine.errors import ZeroVector
-from service.engine.search.kernels import SCORES_BUDGET, Kernel, mask, mask_rows, with_always
+from service.engine.search.kernels import (
+    SCORES_BUDGET,
+    Kernel,
+    candidate_rows,
+    mask,
+    mask_rows,
+    with_always,
+)
 from service.engine.search.queries import AnalogyQuery, NeighborQuery, TermMix
-from service.engine.search.topk import candidate_rows
 from service.engine.tables.rows import RowStore
 
-# Worth it only when the batch names at most this share of distinct rows per query.
+# Worth it only for batches of at least this many queries (the search asks no smaller one)...
+SHARED_BATCH = 8
+# ... and only when the batch names at most this share of distinct rows per query.
 MAX_TERMS_PER_QUERY = 0.5
 # Queries whose sums are selected together. The Google analogy set's batch path spent 35 ms per
 # 1,024 questions summing all of them before selecting, 20 ms in chunks of 32 (13.5 ms adding and
@@ -33,7 +41,7 @@ def shares_terms(queries: Sequence[NeighborQuery], searchable: int) -> bool:
     """Whether every query is a mix of table rows, they share enough of them, and the distinct
     rows' scores fit in the scores budget (else the direct pass, which scores in blocks)."""
     mixes = [query.mix for query in queries]
-    if len(mixes) < 8 or any(mix is None for mix in mixes):
+    if len(mixes) < SHARED_BATCH or any(mix is None for mix in mixes):
         return False
     distinct = np.unique(np.concatenate([mix.rows for mix in mixes if mix is not None]))
     fits = 4 * distinct.size * searchable <= SCORES_BUDGET

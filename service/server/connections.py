@@ -1,4 +1,6 @@
-"""Connection guards below the ASGI app: bounded request heads, head and body deadlines, a bound
+"""The connections of one server: accepted a burst at a time, read by a guarded protocol.
+
+Connection guards below the ASGI app: bounded request heads, head and body deadlines, a bound
 on open connections, clients that never read, and cheap refusals at the in-flight limit.
 
 uvicorn's httptools protocol reads a request head of any size, keeps a connection that never
@@ -11,7 +13,7 @@ loop's time. GuardedProtocol adds, per connection:
 - a head not complete within `header_timeout` of the connection opening (or of its previous
   answer) closes the connection, with 408 if part of a head arrived; a body not complete within
   `body_timeout` of its head gets 408 and the connection is closed. Deadlines are timestamps
-  checked by one sweep a second (guards.py), so a request costs no timer;
+  checked by the guard's one sweep a second (ConnectionGuard), so a request costs no timer;
 - past `max_connections` open connections, a new one closes the connection idle or waiting
   longest for a head, or itself when every one has a request in progress: the process never
   runs out of descriptors, and probes keep getting in;
@@ -23,12 +25,30 @@ loop's time. GuardedProtocol adds, per connection:
   connection is then not read for the Retry-After it was given. A client that honours
   Retry-After loses nothing; one that resends at once (wrk does) no longer makes the server
   spend its CPU refusing thousands of requests a second instead of answering the admitted ones.
+
+Accepting (BoundedAcceptLoop, the `event_loop: asyncio` setting): asyncio's selector loop,
+taking at most ACCEPT_BURST connections a turn. Measured under loadtests.overload and
+loadtests.attack (BENCHMARKS.md):
+- uvloop (libuv) accepts one connection per poll event, so while the loop is busy answering a
+  flood it accepted about 20 connections a second, and a client opening a new connection (a
+  health probe) waited seconds in the kernel's accept queue;
+- asyncio accepts up to the listen backlog (uvicorn: 2,048) per event before any connection is
+  set up, so 2,000 half-open connections against 1,024 descriptors ran it out of descriptors,
+  and on EMFILE asyncio stops accepting for a whole second.
+Capping each turn's accepts below the descriptors kept free (RESERVED_DESCRIPTORS) lets the
+connection bound close old connections as fast as new ones come, without ever running out. The
+listening socket stays ready, so the next turn accepts the next ones.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import resource
+import socket
 import time
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
@@ -36,8 +56,9 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.middleware.admission import BOUNDED_PREFIX
-from service.api.middleware.metrics import template_of
+from service.api.middleware.admission import BOUNDED_PREFIX, InFlight
+from service.api.middleware.metrics import compiled_templates, template_of
+from service.config import Settings
 from service.engine.errors import EngineError
 from service.errors import (
     BodyTimeout,
@@ -48,9 +69,104 @@ from service.errors import (
     TrailersRefused,
     encode,
 )
-from service.server.guards import ConnectionGuard
 
-__all__ = ["ConnectionGuard", "GuardedProtocol", "protocol_for"]
+LOGGER = logging.getLogger("service.server.connections")
+# Descriptors kept free beyond those open at start: room for connections being accepted and
+# closed (ACCEPT_BURST a turn, a few turns in flight) and files a reload opens.
+RESERVED_DESCRIPTORS = 128
+# How often deadlines are checked: a deadline may be overrun by up to this much.
+SWEEP_SECONDS = 0.5
+
+
+@dataclass
+class ConnectionGuard:
+    """The bounds every connection of one server shares, and the in-flight count it sheds by."""
+
+    max_header_bytes: int
+    header_timeout_seconds: float
+    body_timeout_seconds: float
+    max_connections: int
+    send_timeout_seconds: float
+    max_stalled_connections: int
+    in_flight: InFlight
+    templates: list[Any]
+    stalled: dict[Any, float] = field(default_factory=dict)
+    # Connections waiting for a head, oldest first (the first to close when room is needed).
+    waiting: dict[Any, None] = field(default_factory=dict)
+    sweeping: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings, state: Any) -> ConnectionGuard:
+        """The guard of an app created by service.api.app.create_app."""
+        guard = cls(
+            max_header_bytes=settings.max_header_bytes,
+            header_timeout_seconds=settings.header_timeout_seconds,
+            body_timeout_seconds=settings.body_timeout_seconds,
+            max_connections=settings.max_connections or default_max_connections(),
+            send_timeout_seconds=settings.send_timeout_seconds,
+            max_stalled_connections=settings.max_stalled_connections,
+            in_flight=state.in_flight,
+            templates=compiled_templates(state.route_templates),
+        )
+        LOGGER.info("at most %d connections open at once", guard.max_connections)
+        return guard
+
+    def watch(self, connections: set[Any], loop: asyncio.AbstractEventLoop) -> None:
+        """Start the deadline sweep over `connections` (once; later calls do nothing)."""
+        if not self.sweeping:
+            self.sweeping = True
+            loop.call_later(SWEEP_SECONDS, self._sweep, connections, loop)
+
+    def _sweep(self, connections: set[Any], loop: asyncio.AbstractEventLoop) -> None:
+        now = time.monotonic()
+        for connection in list(connections):
+            check = getattr(connection, "check_deadlines", None)
+            if check is not None:
+                check(now)
+        loop.call_later(SWEEP_SECONDS, self._sweep, connections, loop)
+
+
+def default_max_connections() -> int:
+    """The open-file limit less the descriptors open now and a reserve (at least 16)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 65_536
+    return max(16, soft - open_descriptors() - RESERVED_DESCRIPTORS)
+
+
+def open_descriptors() -> int:
+    """Descriptors this process has open (thread pools, pipes, logs, the listening socket)."""
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 64
+
+
+# Connections accepted per loop turn. asyncio sets an accepted socket up a turn later, and a
+# connection closed to make room frees its descriptor a turn after that: two bursts plus the
+# process's own files must fit in RESERVED_DESCRIPTORS (128).
+ACCEPT_BURST = 16
+# uvicorn's `loop` setting takes an import string of a loop factory: this class.
+FACTORY = "service.server.connections:BoundedAcceptLoop"
+
+
+class BoundedAcceptLoop(asyncio.SelectorEventLoop):
+    """asyncio's selector event loop with the accept burst capped (see ACCEPTING)."""
+
+    def _accept_connection(
+        self,
+        protocol_factory: Any,
+        sock: socket.socket,
+        sslcontext: Any = None,
+        server: Any = None,
+        backlog: int = 100,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        burst = min(backlog, ACCEPT_BURST)
+        super()._accept_connection(  # type: ignore[misc]
+            protocol_factory, sock, sslcontext, server, burst, *args, **kwargs
+        )
 
 
 def protocol_for(guard: ConnectionGuard) -> type[GuardedProtocol]:
