@@ -1,0 +1,152 @@
+"""Fast-scan over HTTP on a prepared table: recall@10 against req/s, 1 and 2 workers, cache off.
+
+    python -m benchmarks.synthetic_table /var/tmp/fs3m/table.bin --rows 3000000 --width 300
+    embedding-service prepare /var/tmp/fs3m/table.bin /var/tmp/fs3m/prepared \\
+        --index fastscan --nlist 2048 --pq-m 300
+    python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared --settings 16:4 32:8 64:8
+
+Issue 21's last goal: recall@10 >= 0.95 at >= 1,000 req/s over HTTP with 2 workers on the
+prepared 3M x 300 table, the answer cache off. Servers are real `python -m service serve`
+processes on the folder's saved index (benchmarks/big_tables_http.py starts them). For each
+`nprobe:k_factor` setting: recall@10 measured over HTTP, each answer for 200 random tokens
+against the same server's `exact: true` answer; then wrk (32 connections, after a 3-second
+warm-up) for `--seconds`, distinct random tokens, and the workers' CPU time per request
+(utime + stime over the run, from /proc). Prints its command, one line per point and the
+memory of each worker; `--out` writes the points as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from benchmarks.ab_http import cpu_seconds
+from benchmarks.big_tables_http import (
+    CONNECTIONS,
+    child_pids,
+    memory_of,
+    serve,
+    status_of,
+    stop,
+    token_bodies,
+    wait_for_index,
+)
+from benchmarks.wrk import run_wrk
+
+RECALL_TOKENS = 200
+WARM_SECONDS = 3
+
+
+def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST a JSON body, the answer parsed."""
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=600) as response:
+        answer: dict[str, Any] = json.loads(response.read())
+    return answer
+
+
+def ids(answer: dict[str, Any]) -> set[int]:
+    """The row ids of a neighbours answer."""
+    return {neighbor["id"] for neighbor in answer["neighbors"]}
+
+
+def recall_at_10(url: str, prepared: Path, settings: list[tuple[int, int]]) -> dict[str, float]:
+    """Each setting's recall@10 over HTTP against the server's own exact answers."""
+    probes = [json.loads(body) for body in token_bodies(prepared, RECALL_TOKENS)]
+    truths = [ids(post(url, {**probe, "exact": True})) for probe in probes]
+    recall = {}
+    for nprobe, k_factor in settings:
+        hits = sum(
+            len(ids(post(url, {**probe, "nprobe": nprobe, "k_factor": k_factor})) & truth)
+            for probe, truth in zip(probes, truths, strict=True)
+        )
+        recall[f"{nprobe}:{k_factor}"] = hits / sum(len(truth) for truth in truths)
+    return recall
+
+
+def measure(
+    prepared: Path, workers: int, settings: list[tuple[int, int]], seconds: int,
+    recall: dict[str, float],
+) -> dict[str, Any]:  # fmt: skip
+    """One server with `workers` workers: every setting's req/s and CPU per request."""
+    process, base = serve(prepared, None, workers)
+    try:
+        while status_of(f"{base}/readyz") != 200:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited with {process.returncode}")
+            time.sleep(0.05)
+        facts = wait_for_index(base)
+        url = f"{base}/v1/tables/big/neighbors"
+        pids = child_pids(process.pid) if workers > 1 else [process.pid]
+        if not recall:
+            recall.update(recall_at_10(url, prepared, settings))
+        points = []
+        for nprobe, k_factor in settings:
+            bodies = token_bodies(prepared, nprobe=nprobe, k_factor=k_factor)
+            run_wrk(url, CONNECTIONS, WARM_SECONDS, bodies)
+            load = os.getloadavg()[0]
+            before = sum(cpu_seconds(pid) for pid in pids)
+            result = run_wrk(url, CONNECTIONS, seconds, bodies)
+            spent = sum(cpu_seconds(pid) for pid in pids) - before
+            point = {
+                "workers": workers, "nprobe": nprobe, "k_factor": k_factor,
+                "recall_at_10": recall[f"{nprobe}:{k_factor}"],
+                "requests_per_second": result.requests_per_second, "p50_ms": result.p50_ms,
+                "p99_ms": result.p99_ms, "failures": result.failures,
+                "cpu_us_per_request": spent / max(1, result.requests) * 1e6, "load": load,
+            }  # fmt: skip
+            points.append(point)
+            print(f"{workers} worker(s), nprobe {nprobe}, k_factor {k_factor}: recall@10 "
+                  f"{point['recall_at_10']:.3f}, {result.requests_per_second:,.0f} req/s, "
+                  f"p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, "
+                  f"{result.failures} failed, server CPU {point['cpu_us_per_request']:,.0f} "
+                  f"us/request (load {load:.1f})", flush=True)  # fmt: skip
+        memory = {str(pid): memory_of(pid) for pid in pids}
+    finally:
+        stop(process)
+    for pid, values in memory.items():
+        print(f"{workers} worker(s), pid {pid}: RSS {values['rss_mib']:,.0f} MiB, "
+              f"PSS {values['pss_mib']:,.0f} MiB", flush=True)  # fmt: skip
+    return {"index": facts["index"], "points": points, "memory": memory}
+
+
+def setting(text: str) -> tuple[int, int]:
+    """`nprobe:k_factor`."""
+    nprobe, k_factor = text.split(":")
+    return int(nprobe), int(k_factor)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("prepared", type=Path, help="a prepared folder with a fast-scan index")
+    parser.add_argument("--settings", type=setting, nargs="+", default=[(16, 4), (32, 8), (64, 8)],
+                        help="nprobe:k_factor points (default: 16:4 32:8 64:8)")  # fmt: skip
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    print("command: python -m benchmarks.fastscan_http " + shlex.join(sys.argv[1:]), flush=True)
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
+    recall: dict[str, float] = {}
+    runs = {
+        str(workers): measure(args.prepared, workers, args.settings, args.seconds, recall)
+        for workers in args.workers
+    }
+    index = next(iter(runs.values()))["index"]
+    print(f"index: {json.dumps(index['parameters'])}, {index['bytes'] / 2**20:,.1f} MiB, "
+          f"built in {index['build_seconds']:.0f} s", flush=True)  # fmt: skip
+    if args.out:
+        args.out.write_text(json.dumps(runs, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
