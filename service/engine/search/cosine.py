@@ -74,8 +74,6 @@ class CosineSearch:
             self.max_norm if output is None else float(row_norms(output).max(initial=0.0))
         )
         self.kernel = make_kernel(kernel, store)
-        # The rows a search covers unless it names more: all but a model's padding.
-        self.unpadded = table.searchable_rows
         # Replaced in one assignment when a background build finishes: a search reads it once.
         self.approximate = approximate
 
@@ -140,7 +138,7 @@ class CosineSearch:
         """A query that names no `restrict` searches the table's tokens: a model's padding
         rows (past its tokenizer's tokens) answer only a `restrict` that reaches them, or an
         `among` that names them."""
-        unpadded = self.unpadded
+        unpadded = self.table.searchable_rows
         if query.restrict is not None or unpadded == self.table.rows or _among(query):
             return query
         return replace(query, restrict=unpadded)

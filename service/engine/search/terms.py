@@ -38,10 +38,11 @@ CHUNK = 32
 
 
 def shares_terms(queries: Sequence[NeighborQuery], searchable: int) -> bool:
-    """Whether every query is a mix of table rows, they share enough of them, and the distinct
-    rows' scores fit in the scores budget (else the direct pass, which scores in blocks)."""
+    """Whether every query of a batch (of SHARED_BATCH or more: the search asks no smaller one)
+    is a mix of table rows, they share enough of them, and the distinct rows' scores fit in the
+    scores budget (else the direct pass, which scores in blocks)."""
     mixes = [query.mix for query in queries]
-    if len(mixes) < SHARED_BATCH or any(mix is None for mix in mixes):
+    if any(mix is None for mix in mixes):
         return False
     distinct = np.unique(np.concatenate([mix.rows for mix in mixes if mix is not None]))
     fits = 4 * distinct.size * searchable <= SCORES_BUDGET

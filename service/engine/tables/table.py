@@ -77,7 +77,7 @@ class EmbeddingTable:
         """The rows that score the next token: the output table when untied, else the rows."""
         return self.vectors if self.output is None else self.output
 
-    @property
+    @cached_property
     def searchable_rows(self) -> int:
         """The rows a search covers unless it asks for more: all but a model's padding."""
         return self.rows if self.model is None else min(self.rows, self.model.tokens)
