@@ -23,7 +23,6 @@ import os
 import shlex
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -38,20 +37,11 @@ from benchmarks.big_tables_http import (
     token_bodies,
     wait_for_index,
 )
+from benchmarks.peers import post
 from benchmarks.wrk import run_wrk
 
 RECALL_TOKENS = 200
 WARM_SECONDS = 3
-
-
-def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
-    """POST a JSON body, the answer parsed."""
-    request = urllib.request.Request(
-        url, json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=600) as response:
-        answer: dict[str, Any] = json.loads(response.read())
-    return answer
 
 
 def ids(answer: dict[str, Any]) -> set[int]:
