@@ -1,16 +1,19 @@
 """Exact vector neighbours over HTTP beside a peer: Chroma, side by side in one run.
 
 Run (wrk from Debian; Chroma is installed into its own venv on first use, from PyPI):
-    .venv/bin/python -m benchmarks.peers [--rounds 3] [--seconds 10] [--chroma-venv DIR]
+    .venv/bin/python -m benchmarks.peers [--rounds 3] [--seconds 10] [--workers 1 2]
+        [--chroma-venv DIR]
 
 Both servers hold the whole default table (30,522 x 384 MiniLM rows; Chroma as a collection
 with cosine distance, its default HNSW index) and answer the same 2,000 distinct queries: MiniLM
 rows with Gaussian noise (a tenth of the row's norm), so every query is new to the service's
 answer cache (which keeps only token queries anyway) and none is a stored row. Each round runs
 wrk -t1 -c32 for --seconds against each server, alternating which goes first; the servers'
-CPU time per request (user + system of the process and its threads, from /proc) is printed
-beside throughput. Chroma's answers are approximate: their recall@10 against the service's
-exact answers is measured on the same queries and printed.
+CPU time per request (user + system of the process and its threads, from /proc; with several
+workers, the supervisor's and every worker's) is printed beside throughput. `--workers 1 2`
+runs the service once with each number of worker processes, side by side in the same rounds.
+Chroma's answers are approximate: their recall@10 against the service's exact answers is
+measured on the same queries and printed.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.ab_http import cpu_seconds
+from benchmarks.big_tables_http import child_pids
 from benchmarks.server import free_port, start_server
 from benchmarks.workloads import default_vocabulary
 from benchmarks.wrk import WrkResult, run_wrk
@@ -133,11 +137,12 @@ def recall_of_chroma(url: str, service: str, queries: np.ndarray, count: int = 2
     return found / (K * count)
 
 
-def timed(pid: int, url: str, bodies: list[str], seconds: int) -> tuple[WrkResult, float]:
-    """One wrk run (-t1 -c32) and the server's CPU microseconds per request during it."""
-    before = cpu_seconds(pid)
+def timed(pids: list[int], url: str, bodies: list[str], seconds: int) -> tuple[WrkResult, float]:
+    """One wrk run (-t1 -c32) and the server processes' CPU microseconds per request during it."""
+    before = sum(cpu_seconds(pid) for pid in pids)
     result = run_wrk(url, CONNECTIONS, seconds, bodies, threads=1)
-    return result, (cpu_seconds(pid) - before) / max(1, result.requests) * 1e6
+    spent = sum(cpu_seconds(pid) for pid in pids) - before
+    return result, spent / max(1, result.requests) * 1e6
 
 
 def main() -> None:
@@ -145,6 +150,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1],
+                        help="the service's worker processes (one server each)")  # fmt: skip
     parser.add_argument("--chroma-venv", type=Path, default=Path("/tmp/chroma-venv"))
     args = parser.parse_args()
     print(f"command: python -m benchmarks.peers {' '.join(sys.argv[1:])}")
@@ -165,11 +172,13 @@ def main() -> None:
         stack.callback(chroma.kill)
         print(f"Chroma {version}: {len(rows):,} rows added and served in "
               f"{time.perf_counter() - started:.0f} s")  # fmt: skip
-        service, base = start_server()
-        stack.callback(service.kill)
-        servers = {"service": (service.pid, base + NEIGHBORS, ours),
-                   "chroma": (chroma.pid, chroma_url, theirs)}  # fmt: skip
-        recall = recall_of_chroma(chroma_url, base + NEIGHBORS, queries)
+        servers: dict[str, tuple[int, str, list[str]]] = {}
+        for workers in args.workers:
+            service, base = start_server(None, "--workers", str(workers))
+            stack.callback(service.kill)
+            servers[service_name(workers)] = (service.pid, base + NEIGHBORS, ours)
+        servers["chroma"] = (chroma.pid, chroma_url, theirs)
+        recall = recall_of_chroma(chroma_url, servers[service_name(args.workers[0])][1], queries)
         print(f"Chroma's recall@{K} against the service's exact answers: {recall:.3f}")
         for _, url, bodies in servers.values():  # warm-up
             run_wrk(url, CONNECTIONS, 2, bodies, threads=1)
@@ -178,17 +187,22 @@ def main() -> None:
             order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
             for name in order:
                 pid, url, bodies = servers[name]
-                result, cpu = timed(pid, url, bodies, args.seconds)
+                # Workers are the supervisor's children (Chroma's own children are counted too).
+                result, cpu = timed([pid, *child_pids(pid)], url, bodies, args.seconds)
                 runs[name].append((result, cpu))
-                print(f"round {round_ + 1} {name:>7}: {result.requests_per_second:,.0f} req/s, "
+                print(f"round {round_ + 1} {name:>11}: {result.requests_per_second:,.0f} req/s, "
                       f"p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, "
                       f"{result.failures} failures [{cpu:,.0f} us CPU/request]",
                       flush=True)  # fmt: skip
     report(runs)
 
 
+def service_name(workers: int) -> str:
+    return "service" if workers == 1 else f"service x{workers}"
+
+
 def report(runs: dict[str, list[tuple[WrkResult, float]]]) -> None:
-    """Medians per server, and the service's ratios to Chroma."""
+    """Medians per server, and each service's ratios to Chroma."""
     medians = {}
     for name, results in runs.items():
         medians[name] = (
@@ -197,10 +211,14 @@ def report(runs: dict[str, list[tuple[WrkResult, float]]]) -> None:
             statistics.median(cpu for _, cpu in results),
         )
         rate, p99, cpu = medians[name]
-        print(f"median {name:>7}: {rate:,.0f} req/s, p99 {p99:.1f} ms, {cpu:,.0f} us CPU/request")
-    ours, theirs = medians["service"], medians["chroma"]
-    print(f"service / chroma: {ours[0] / theirs[0]:.1f}x req/s, p99 {ours[1] / theirs[1]:.2f}x, "
-          f"CPU per request {ours[2] / theirs[2]:.2f}x")  # fmt: skip
+        print(f"median {name:>11}: {rate:,.0f} req/s, p99 {p99:.1f} ms, {cpu:,.0f} us CPU/request")
+    theirs = medians["chroma"]
+    for name, ours in medians.items():
+        if name != "chroma":
+            print(
+                f"{name} / chroma: {ours[0] / theirs[0]:.1f}x req/s, "
+                f"p99 {ours[1] / theirs[1]:.2f}x, CPU per request {ours[2] / theirs[2]:.2f}x"
+            )
 
 
 if __name__ == "__main__":
