@@ -4,6 +4,9 @@
     embedding-service prepare /var/tmp/fs3m/table.bin /var/tmp/fs3m/prepared \\
         --index fastscan --nlist 2048 --pq-m 300
     python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared --settings 16:4 32:8 64:8
+    embedding-service prepare /var/tmp/fs3m/table.bin /var/tmp/fs3m/prepared-rows --layout rows \\
+        --index fastscan --nlist 2048 --pq-m 300
+    python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared /var/tmp/fs3m/prepared-rows
 
 Issue 21's last goal: recall@10 >= 0.95 at >= 1,000 req/s over HTTP with 2 workers on the
 prepared 3M x 300 table, the answer cache off. Servers are real `python -m service serve`
@@ -12,7 +15,9 @@ processes on the folder's saved index (benchmarks/big_tables_http.py starts them
 against the same server's `exact: true` answer; then wrk (32 connections, after a 3-second
 warm-up) for `--seconds`, distinct random tokens, and the workers' CPU time per request
 (utime + stime over the run, from /proc). Prints its command, one line per point and the
-memory of each worker; `--out` writes the points as JSON.
+memory of each worker; `--out` writes the points as JSON, by folder name, then workers.
+Several folders (the same table prepared in both layouts, `prepare --layout`) are measured in
+turn for each number of workers, in the opposite order for the next.
 """
 
 from __future__ import annotations
@@ -95,7 +100,8 @@ def measure(
                 "cpu_us_per_request": spent / max(1, result.requests) * 1e6, "load": load,
             }  # fmt: skip
             points.append(point)
-            print(f"{workers} worker(s), nprobe {nprobe}, k_factor {k_factor}: recall@10 "
+            print(f"{prepared.name}, {workers} worker(s), nprobe {nprobe}, k_factor {k_factor}: "
+                  f"recall@10 "
                   f"{point['recall_at_10']:.3f}, {result.requests_per_second:,.0f} req/s, "
                   f"p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, "
                   f"{result.failures} failed, server CPU {point['cpu_us_per_request']:,.0f} "
@@ -104,7 +110,7 @@ def measure(
     finally:
         stop(process)
     for pid, values in memory.items():
-        print(f"{workers} worker(s), pid {pid}: RSS {values['rss_mib']:,.0f} MiB, "
+        print(f"{prepared.name}, {workers} worker(s), pid {pid}: RSS {values['rss_mib']:,.0f} MiB, "
               f"PSS {values['pss_mib']:,.0f} MiB", flush=True)  # fmt: skip
     return {"index": facts["index"], "points": points, "memory": memory}
 
@@ -117,7 +123,8 @@ def setting(text: str) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("prepared", type=Path, help="a prepared folder with a fast-scan index")
+    parser.add_argument("prepared", type=Path, nargs="+",
+                        help="prepared folders with a fast-scan index, distinct names")  # fmt: skip
     parser.add_argument("--settings", type=setting, nargs="+", default=[(16, 4), (32, 8), (64, 8)],
                         help="nprobe:k_factor points (default: 16:4 32:8 64:8)")  # fmt: skip
     parser.add_argument("--seconds", type=int, default=10)
@@ -126,14 +133,19 @@ def main() -> None:
     args = parser.parse_args()
     print("command: python -m benchmarks.fastscan_http " + shlex.join(sys.argv[1:]), flush=True)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
-    recall: dict[str, float] = {}
-    runs = {
-        str(workers): measure(args.prepared, workers, args.settings, args.seconds, recall)
-        for workers in args.workers
-    }
-    index = next(iter(runs.values()))["index"]
-    print(f"index: {json.dumps(index['parameters'])}, {index['bytes'] / 2**20:,.1f} MiB, "
-          f"built in {index['build_seconds']:.0f} s", flush=True)  # fmt: skip
+    folders: list[Path] = args.prepared
+    recall: dict[str, dict[str, float]] = {folder.name: {} for folder in folders}
+    runs: dict[str, dict[str, Any]] = {folder.name: {} for folder in folders}
+    for turn, workers in enumerate(args.workers):
+        for folder in folders if turn % 2 == 0 else folders[::-1]:
+            runs[folder.name][str(workers)] = measure(
+                folder, workers, args.settings, args.seconds, recall[folder.name]
+            )
+    for name, run in runs.items():
+        index = next(iter(run.values()))["index"]
+        print(f"{name} index: {json.dumps(index['parameters'])}, "
+              f"{index['bytes'] / 2**20:,.1f} MiB, built in {index['build_seconds']:.0f} s",
+              flush=True)  # fmt: skip
     if args.out:
         args.out.write_text(json.dumps(runs, indent=1) + "\n")
 

@@ -9,10 +9,15 @@ import numpy as np
 import pytest
 
 from service.engine.errors import TableLoadError
+from service.engine.indexes.building import Indexing
 from service.engine.loaders import load_table
+from service.engine.search.approximate import IndexParameters
+from service.engine.search.cosine import CosineSearch
+from service.engine.search.queries import NeighborQuery
 from service.engine.tables.prepared import open_prepared, write_prepared
 from service.engine.tables.table import EmbeddingTable
 from tests.conftest import SMALL_TOKENS, small_vectors
+from tests.engine.test_approximate import clustered
 
 
 @pytest.fixture()
@@ -54,6 +59,75 @@ def test_writing_again_replaces_the_folder(table, folder) -> None:
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]
 
 
+def queries(table: EmbeddingTable, count: int, seed: int = 0) -> list[NeighborQuery]:
+    """Half table rows (each excluding itself), half random directions."""
+    rng = np.random.default_rng(seed)
+    search = CosineSearch(table)
+    rows = rng.choice(np.flatnonzero(table.norms64 > 0), count // 2, replace=False)
+    found = [
+        NeighborQuery(d, 10, frozenset({int(r)}))
+        for r, d in zip(rows, search.store.directions(rows), strict=True)
+    ]
+    vectors = [
+        search.store.direction(v) for v in rng.normal(size=(count - len(found), table.width))
+    ]
+    return found + [NeighborQuery(v, 10, frozenset()) for v in vectors]
+
+
+def answers(table: EmbeddingTable, asked: list[NeighborQuery], search: CosineSearch | None = None):
+    search = search or CosineSearch(table)
+    # One at a time (the one-direction kernel) and all at once (the batched product).
+    return [search.neighbors([q])[0] for q in asked[:3]] + search.neighbors(asked)
+
+
+def test_rows_stored_row_after_row_answer_as_by_columns(
+    minilm: EmbeddingTable, tmp_path: Path
+) -> None:
+    by_columns = open_prepared(write_prepared(minilm, tmp_path / "columns"))
+    by_rows = open_prepared(write_prepared(minilm, tmp_path / "rows", layout="rows"))
+    assert json.loads((tmp_path / "rows" / "table.json").read_text())["layout"] == "rows"
+    assert by_columns.vectors.flags.f_contiguous and not by_columns.vectors.flags.c_contiguous
+    assert isinstance(by_rows.vectors, np.memmap) and by_rows.vectors.flags.c_contiguous
+    np.testing.assert_array_equal(by_rows.vectors, minilm.vectors)
+    np.testing.assert_array_equal(by_rows.norms64, minilm.norms64)
+    asked = queries(minilm, 32)
+    for got, expected in zip(answers(by_rows, asked), answers(by_columns, asked), strict=True):
+        np.testing.assert_array_equal(got.ids, expected.ids)
+        np.testing.assert_array_equal(got.scores, expected.scores)
+    king = by_rows.find("king")
+    [found] = CosineSearch(by_rows).neighbors([queries_of_row(by_rows, king)])
+    assert (
+        by_rows.tokens[int(found.ids[0])] == "kings" and round(float(found.scores[0]), 3) == 0.690
+    )
+
+
+def queries_of_row(table: EmbeddingTable, row: int) -> NeighborQuery:
+    direction = CosineSearch(table).store.directions(np.array([row]))[0]
+    return NeighborQuery(direction, 10, frozenset({row}))
+
+
+def test_a_fast_scan_index_over_rows_stored_row_after_row_answers_alike(tmp_path: Path) -> None:
+    table = clustered()
+    searches = {}
+    for layout in ("columns", "rows"):
+        opened = open_prepared(write_prepared(table, tmp_path / layout, layout=layout))
+        parameters = IndexParameters(kind="fastscan").resolved(opened.rows, opened.width, "t")
+        indexing = Indexing(CosineSearch(opened), parameters)
+        indexing.build()
+        searches[layout] = indexing.search
+    asked = queries(table, 40, seed=1)
+    by_rows, by_columns = (answers(table, asked, searches[k]) for k in ("rows", "columns"))
+    for got, expected in zip(by_rows, by_columns, strict=True):
+        np.testing.assert_array_equal(got.ids, expected.ids)
+        np.testing.assert_array_equal(got.scores, expected.scores)
+
+
+def test_an_unknown_layout_is_refused_before_anything_is_written(table, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="layout 'diagonal'"):
+        write_prepared(table, tmp_path / "out", layout="diagonal")
+    assert not list(tmp_path.iterdir())
+
+
 def corrupt(folder: Path, name: str) -> Path:
     path = folder / name
     data = bytearray(path.read_bytes())
@@ -74,6 +148,8 @@ def corrupt(folder: Path, name: str) -> Path:
         (lambda f: _write(f / "table.json", "{"), "invalid json"),
         (lambda f: _manifest(f, version=99), "format version 99"),
         (lambda f: _manifest(f, rows=8), "says 8 x 4"),
+        (lambda f: _manifest(f, layout="rows") and f / "vectors.npy", "manifest's layout (rows)"),
+        (lambda f: _manifest(f, layout="diagonal"), "layout 'diagonal' is not one of"),
     ],
 )
 def test_a_damaged_folder_names_the_file_and_the_problem(folder, damage, problem) -> None:

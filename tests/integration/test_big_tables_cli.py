@@ -74,6 +74,30 @@ def test_serves_the_prepared_form_with_its_index_and_workers(prepared: Path) -> 
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
 
 
+def test_a_table_prepared_row_after_row_serves_the_same_answers(
+    source: Path, prepared: Path
+) -> None:
+    out = source.with_name("big-rows")
+    result = run_cli("prepare", str(source), str(out), "--layout", "rows", "--index", "fastscan")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["layout"] == "rows" and summary["index"]["recall_at_10"] >= 0.9
+    process, base = start_server({}, "--table", f"big={prepared}", "--table", f"rows={out}")
+    try:
+        status, info = call(f"{base}/v1/tables/rows")
+        assert status == 200 and info["index"]["kind"] == "fastscan"
+        for row in (7, 123, ROWS - 1):
+            body = {"id": row, "k": 10, "exact": True}
+            expected = call(f"{base}/v1/tables/big/neighbors", body)
+            assert expected[0] == 200 and len(expected[1]["neighbors"]) == 10
+            assert call(f"{base}/v1/tables/rows/neighbors", body) == expected
+            status, answer = call(f"{base}/v1/tables/rows/neighbors", {"id": row, "k": 10})
+            assert status == 200 and len(answer["neighbors"]) == 10
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
 def test_a_corrupt_prepared_table_stops_start_up_with_one_line(
     prepared: Path, tmp_path: Path
 ) -> None:

@@ -26,7 +26,9 @@ def test_the_fastscan_http_benchmark_measures_recall_and_throughput(tmp_path: Pa
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.startswith("command: python -m benchmarks.fastscan_http ")
-    runs = json.loads(out.read_text())
+    by_folder = json.loads(out.read_text())
+    assert set(by_folder) == {"prepared"}
+    runs = by_folder["prepared"]
     assert set(runs) == {"1", "2"}
     for workers, run in runs.items():
         assert run["index"]["kind"] == "fastscan" and len(run["memory"]) == int(workers)

@@ -5,8 +5,9 @@
 A folder holds `table.json` (the manifest: format, version, shape, source, each file's dtype,
 shape and checksum, metadata columns, a language model's facts) and:
 
-    vectors.npy        the float32 rows, rows x width, stored by columns (Fortran order, as the
-                       table holds them: tables/layout.py); the one copy every search uses
+    vectors.npy        the float32 rows, rows x width, stored by columns (Fortran order, as a
+                       table holds them: tables/layout.py), or row after row when prepared
+                       with layout "rows" (below); the one copy every search uses
     norms.npy          float64 L2 norm of every row
     tokens.bin         the tokens' UTF-8 bytes, back to back
     token_offsets.npy  int64, rows + 1: token i is tokens.bin[offsets[i]:offsets[i + 1]]
@@ -17,6 +18,12 @@ shape and checksum, metadata columns, a language model's facts) and:
     tokenizer.json     the model's tokenizer, when the table has one
     output.npy         a language model's untied output table, by columns as vectors.npy
     index.faiss        an approximate index with index.json (index_files.py), when built
+
+The manifest's `layout` says how vectors.npy is stored. "columns" (the default) is the layout
+the exhaustive pass is fastest on. "rows" is for a big table searched mostly through its
+approximate index: each candidate rescored is then one contiguous read where by columns it is
+`width` reads a column apart, each on its own page of a memory-mapped file (80 candidates of a
+3M x 300 table: BENCHMARKS.md), at the cost of exact passes running at the row layout's speed.
 
 Opening checks the manifest, every file's header against it and the small files' checksums,
 and skips every check that passes over the rows (finite values, duplicate tokens): they ran
@@ -41,7 +48,7 @@ from service.engine.files.writing import (
     staging_folder,
     swap_in,
 )
-from service.engine.tables.layout import as_columns
+from service.engine.tables.layout import BLOCK_ROWS, as_columns
 from service.engine.tables.model import ModelFacts
 from service.engine.tables.stored import (
     MetadataValue,
@@ -58,8 +65,11 @@ from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.vocabulary import Vocabulary
 
 FORMAT = "embedding-service-prepared"
-# 2: rows stored by columns (version 1 stored them row after row).
+# 2: rows stored by columns (version 1 stored them row after row), or as the manifest's
+# `layout` says (absent: columns).
 VERSION = 2
+# How vectors.npy is stored: by columns (Fortran order), or row after row (C order).
+LAYOUTS = ("columns", "rows")
 MANIFEST = "table.json"
 TOKENIZER = "tokenizer.json"
 # The approximate index a prepared folder may hold, and its sidecar (index_files.py).
@@ -81,15 +91,23 @@ def fingerprint(table: EmbeddingTable) -> str:
     return f"{table.rows}x{table.width}-{tokens:08x}-{checksum(table.norms64):08x}"
 
 
-def write_prepared(table: EmbeddingTable, out: Path, facts: dict[str, Any] | None = None) -> Path:
+def write_prepared(
+    table: EmbeddingTable,
+    out: Path,
+    facts: dict[str, Any] | None = None,
+    layout: str = "columns",
+) -> Path:
     """Write `table` as a prepared folder at `out`: a new path, an empty directory, or a
-    prepared folder (replaced in one step); anything else is refused (RefusedOverwrite)."""
+    prepared folder (replaced in one step); anything else is refused (RefusedOverwrite).
+    `layout`: how its rows are stored (LAYOUTS)."""
     out = Path(out)
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout {layout!r} is not one of {LAYOUTS}")
     check_prepared_target(out)
     staging = None
     try:
         staging = staging_folder(out)
-        manifest = _write_files(table, staging)
+        manifest = _write_files(table, staging, layout)
         manifest.update(facts or {})
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         check_prepared_target(out)  # again: the writing took a while
@@ -120,12 +138,16 @@ def owned_files(folder: Path) -> set[str] | None:
         return None
 
 
-def _write_files(table: EmbeddingTable, folder: Path) -> dict[str, Any]:
+def _write_files(table: EmbeddingTable, folder: Path, layout: str) -> dict[str, Any]:
     vocabulary = table.vocabulary
     blob = bytes(vocabulary.blob[: len(vocabulary.blob)])
+    # The rows are checked by shape only when opened: a checksum would read them all.
+    if layout == "rows":
+        vectors = _save_by_rows(folder, "vectors", table.vectors)
+    else:
+        vectors = save_array(folder, "vectors", as_columns(table.vectors), False)
     arrays = {
-        # The rows are checked by shape only when opened: a checksum would read them all.
-        "vectors": save_array(folder, "vectors", as_columns(table.vectors), False),
+        "vectors": vectors,
         "norms": save_array(folder, "norms", np.asarray(table.norms64)),
         "token_offsets": save_array(folder, "token_offsets", np.asarray(vocabulary.offsets)),
         "token_slots": save_array(folder, "token_slots", np.asarray(vocabulary.slots)),
@@ -138,6 +160,7 @@ def _write_files(table: EmbeddingTable, folder: Path) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
+        "layout": layout,
         "rows": table.rows,
         "width": table.width,
         "source": table.source,
@@ -151,6 +174,19 @@ def _write_files(table: EmbeddingTable, folder: Path) -> dict[str, Any]:
         "tokenizer": table.tokenizer is not None,
         "model": None if table.model is None else table.model.to_json(),
     }
+
+
+def _save_by_rows(folder: Path, name: str, vectors: np.ndarray) -> dict[str, Any]:
+    """Write float32 `vectors` row after row as folder/name.npy, BLOCK_ROWS rows at a time (no
+    second full copy of a table held by columns); its manifest entry, without a checksum."""
+    path = folder / f"{name}.npy"
+    rows, width = vectors.shape
+    stored = np.lib.format.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, width))
+    for start in range(0, rows, BLOCK_ROWS):
+        stored[start : start + BLOCK_ROWS] = vectors[start : start + BLOCK_ROWS]
+    stored.flush()
+    del stored
+    return {"file": path.name, "dtype": "<f4", "shape": [rows, width], "crc32": None}
 
 
 def _save_column(
@@ -207,8 +243,14 @@ def _open(folder: Path, manifest: dict[str, Any]) -> EmbeddingTable:
     rows, width = manifest["rows"], manifest["width"]
     if vectors.shape != (rows, width):
         raise TableLoadError(folder / MANIFEST, f"says {rows} x {width}, the rows are not")
-    if rows > 1 and width > 1 and not vectors.flags.f_contiguous:
-        raise TableLoadError(folder / "vectors.npy", "rows not stored by columns: prepare again")
+    layout = manifest.get("layout", "columns")
+    if layout not in LAYOUTS:
+        raise TableLoadError(folder / MANIFEST, f"layout {layout!r} is not one of {LAYOUTS}")
+    stored = vectors.flags.f_contiguous if layout == "columns" else vectors.flags.c_contiguous
+    if rows > 1 and width > 1 and not stored:
+        raise TableLoadError(
+            folder / "vectors.npy", f"rows not stored in the manifest's layout ({layout})"
+        )
     blob = open_bytes(folder, manifest["tokens"])
     vocabulary = Vocabulary(
         blob,
