@@ -93,6 +93,21 @@ def test_a_table_prepared_row_after_row_serves_the_same_answers(
             assert call(f"{base}/v1/tables/rows/neighbors", body) == expected
             status, answer = call(f"{base}/v1/tables/rows/neighbors", {"id": row, "k": 10})
             assert status == 200 and len(answer["neighbors"]) == 10
+        status, looked_up = call(f"{base}/v1/tables/big/lookup", {"ids": [7, 123, ROWS - 1]})
+        assert status == 200
+        first, second, third = (item["token"] for item in looked_up["items"])
+        vector = looked_up["items"][0]["vector"]
+        for operation, body in [
+            ("lookup", {"ids": [7, 123, ROWS - 1]}),
+            ("analogy", {"positive": [first, second], "negative": [third], "exact": True}),
+            ("similarity", {"pairs": [[first, second], [second, third]]}),
+            ("cosines", {"vector": vector}),
+            ("score", {"vector": vector, "k": 5}),
+            ("projection", {"points": 200, "selection": "random"}),
+        ]:
+            expected = call(f"{base}/v1/tables/big/{operation}", body)
+            assert expected[0] == 200, (operation, expected)
+            assert call(f"{base}/v1/tables/rows/{operation}", body) == expected, operation
     finally:
         process.terminate()
         process.wait(timeout=60)
