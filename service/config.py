@@ -92,6 +92,14 @@ class TableSpec(BaseModel):
         "vocabulary file), split at the last space or tab; they become the `count` metadata "
         "column. Rows the file does not name get 0.",
     )
+    layout: Literal["columns", "rows"] | None = Field(
+        None,
+        description="How the one float32 copy of the rows is held: 'columns' (the default: "
+        "the exact pass is fastest on it) or 'rows' (row after row: each candidate an "
+        "approximate index proposes is then rescored from one contiguous read; for big tables "
+        "searched through their index, docs/big-tables.md). A prepared folder keeps the layout "
+        "it was prepared with (`prepare --layout`): naming the other one is refused.",
+    )
     index: IndexKind | None = Field(
         None,
         description="How neighbour candidates are found: 'exact' (a pass over every row), or "

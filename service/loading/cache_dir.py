@@ -23,7 +23,8 @@ from service.engine.files.reading import confined
 from service.engine.tables.prepared import VERSION, is_prepared, open_prepared, write_prepared
 from service.engine.tables.table import EmbeddingTable
 
-# Spec fields that change what a load reads (not how it is served or indexed).
+# Spec fields that change what a load reads (not how it is served or indexed); the layout
+# changes what is written, and is in the key too (entry_of).
 SOURCE_FIELDS = ("format", "tensor", "width", "limit", "unicode_errors")
 SOURCE_FILES = ("path", "vocab", "labels", "counts")
 
@@ -45,6 +46,8 @@ def entry_of(spec: TableSpec, cache_dir: Path) -> Path:
     described: dict[str, object] = {name: getattr(spec, name) for name in SOURCE_FIELDS}
     # A folder written in an older prepared format is another entry (written again on use).
     described["prepared_version"] = VERSION
+    if spec.layout == "rows":  # named only when not the default: older entries keep their key
+        described["layout"] = "rows"
     for name in SOURCE_FILES:
         path = getattr(spec, name)
         described[name] = None if path is None else _file_facts(path)
@@ -76,7 +79,8 @@ def cached_table(
         check_writable(cache_dir)
         source = read_source()  # confined to admin_tables_dir for tables added through admin
         with confined(None):
-            write_prepared(source, entry, {"spec": spec.model_dump(mode="json")})
+            facts = {"spec": spec.model_dump(mode="json")}
+            write_prepared(source, entry, facts, spec.layout or "columns")
         del source
     with confined(None):  # the cache is the service's own folder, not a caller's file
         table = open_prepared(entry)

@@ -17,8 +17,9 @@ from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoint
 from service.engine.loaders.counts import with_counts
 from service.engine.search.cosine import KernelName
 from service.engine.served import ServedTable
+from service.engine.tables.layout import layout_of
 from service.engine.tables.prepared import is_prepared
-from service.engine.tables.table import EmbeddingTable
+from service.engine.tables.table import EmbeddingTable, in_layout
 from service.errors import TableExists
 from service.loading.cache_dir import cached_table, check_writable
 from service.loading.indexes import attach_for, start_index_work
@@ -37,7 +38,15 @@ def read_spec(spec: TableSpec, cache_dir: Path | None = None) -> EmbeddingTable:
     path = spec.path
     if cache_dir is not None and path is not None and not is_prepared(path):
         return cached_table(spec, cache_dir, partial(read_source, spec))
-    return read_source(spec)
+    table = read_source(spec)
+    if path is not None and is_prepared(path):
+        held = layout_of(table.vectors)
+        if spec.layout not in (None, held):
+            raise TableLoadError(
+                path, f"prepared by {held}, not {spec.layout}: prepare again with that --layout"
+            )
+        return table
+    return in_layout(table, spec.layout) if spec.layout is not None else table
 
 
 def read_source(spec: TableSpec) -> EmbeddingTable:

@@ -194,3 +194,37 @@ def test_a_checkpoint_set_with_an_index_and_a_cache_directory(tmp_path: Path) ->
     assert [n["token"] for n in answer.json()["neighbors"]] == expected
     # A set is read from its files: the cache directory holds no prepared folder for it.
     assert not [entry for entry in (tmp_path / "cache").iterdir() if entry.is_dir()]
+
+
+def test_a_spec_holds_its_rows_in_the_layout_it_names(tmp_path: Path) -> None:
+    from service.engine.tables.layout import layout_of
+    from service.loading.cache_dir import entry_of
+    from service.loading.tables import read_spec
+
+    path = write_clustered(tmp_path / "tables")
+    common = {"path": path, "vocab": path.with_suffix(".vocab"), "index": "fastscan"}
+    specs = [TableSpec(name="columns", **common), TableSpec(name="rows", layout="rows", **common)]
+    cache = tmp_path / "cache"
+    for cache_dir in (None, cache):
+        with TestClient(create_app(Settings(tables=specs, cache_dir=cache_dir))) as client:
+            for name in ("columns", "rows"):
+                assert wait_ready(client, name)["index"]["state"] == "ready"
+                served = client.app.state.registry.get(name)  # type: ignore[attr-defined]
+                assert layout_of(served.table.vectors) == name
+            for token in ("w5", "w77", "w4999"):
+                for options in ({"exact": True}, {}, {"nprobe": 4, "k_factor": 2}):
+                    body = {"token": token, "k": 10, **options}
+                    by_columns = client.post("/v1/tables/columns/neighbors", json=body)
+                    by_rows = client.post("/v1/tables/rows/neighbors", json=body)
+                    assert by_columns.status_code == 200 and by_rows.json() == by_columns.json()
+    # Each layout its own prepared folder in the cache; the rows one stored row after row.
+    entries = {spec.name: entry_of(spec, cache) for spec in specs}
+    assert entries["columns"].name.split("-")[1] != entries["rows"].name.split("-")[1]
+    manifest = (entries["rows"] / "table.json").read_text()
+    assert '"layout": "rows"' in manifest
+    # A prepared folder keeps its layout: asking for the other one is refused, naming it.
+    prepared = entries["columns"]
+    with pytest.raises(TableLoadError, match="prepared by columns, not rows") as caught:
+        read_spec(TableSpec(name="x", path=prepared, layout="rows"))
+    assert str(prepared) in caught.value.message
+    assert layout_of(read_spec(TableSpec(name="x", path=entries["rows"])).vectors) == "rows"

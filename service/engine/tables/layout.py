@@ -1,4 +1,4 @@
-"""How a table's one float32 copy of its rows is laid out in memory: by columns.
+"""How a table's one float32 copy of its rows is laid out in memory: by columns, or by rows.
 
 The exhaustive pass scores every row against a batch of directions; BLAS runs that product at
 its best on the table's columns as contiguous rows (Q @ T, T = the rows transposed), and at
@@ -7,6 +7,10 @@ in one run). So the rows are held in Fortran order: `vectors` is still the (rows
 and `vectors[i]` still row i, but a row is gathered from `width` places, which costs only the
 few candidates a search rescores and a lookup's rows. A prepared folder stores them this way
 on disk, so it opens memory-mapped with no copy.
+
+A table searched mostly through an approximate index may be held row after row instead (the
+table spec's `layout`, `prepare --layout rows`): its candidates are then each one contiguous
+read, at the cost of exact passes at the row layout's speed.
 """
 
 from __future__ import annotations
@@ -43,14 +47,26 @@ def blank_columns(rows: int, width: int, populate: bool = True) -> np.ndarray:
     """
     if rows == 0 or width == 0:  # an empty map is an error
         return np.empty((rows, width), dtype="<f4", order="F")
-    size = rows * width * 4
+    return (
+        np.frombuffer(_private_map(rows * width * 4, populate), dtype="<f4").reshape(width, rows).T
+    )
+
+
+def blank_rows(rows: int, width: int) -> np.ndarray:
+    """A rows x width float32 array in C order (row after row), in a map as blank_columns'."""
+    if rows == 0 or width == 0:
+        return np.empty((rows, width), dtype="<f4")
+    return np.frombuffer(_private_map(rows * width * 4, True), dtype="<f4").reshape(rows, width)
+
+
+def _private_map(size: int, populate: bool) -> mmap.mmap:
+    """`size` bytes of private anonymous memory: on huge pages up to HUGE_PAGES_UP_TO."""
     if size <= HUGE_PAGES_UP_TO:
         memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
         memory.madvise(mmap.MADV_HUGEPAGE)
-    else:
-        flags = mmap.MAP_PRIVATE | (mmap.MAP_POPULATE if populate else 0)
-        memory = mmap.mmap(-1, size, flags=flags)
-    return np.frombuffer(memory, dtype="<f4").reshape(width, rows).T
+        return memory
+    flags = mmap.MAP_PRIVATE | (mmap.MAP_POPULATE if populate else 0)
+    return mmap.mmap(-1, size, flags=flags)
 
 
 def as_columns(array: Any) -> np.ndarray:
@@ -64,6 +80,22 @@ def as_columns(array: Any) -> np.ndarray:
     for start in range(0, rows, BLOCK_ROWS):
         columns[start : start + BLOCK_ROWS] = array[start : start + BLOCK_ROWS]
     return columns
+
+
+def as_rows(array: Any) -> np.ndarray:
+    """`array` as float32 rows in C order (row after row): a copy made BLOCK_ROWS rows at a
+    time, as as_columns makes its copy. For a table searched mostly through an approximate
+    index, whose candidates are each then one contiguous read (prepared.py's layouts)."""
+    rows, width = array.shape
+    stored = blank_rows(rows, width)
+    for start in range(0, rows, BLOCK_ROWS):
+        stored[start : start + BLOCK_ROWS] = array[start : start + BLOCK_ROWS]
+    return stored
+
+
+def layout_of(array: np.ndarray) -> str:
+    """'rows' for an array held row after row (C order only), else 'columns'."""
+    return "rows" if array.flags.c_contiguous and not array.flags.f_contiguous else "columns"
 
 
 def maps_a_file(array: Any) -> bool:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
-from service.engine.tables.layout import BLOCK_ROWS, as_columns, row_norms
+from service.engine.tables.layout import BLOCK_ROWS, as_columns, as_rows, layout_of, row_norms
 from service.engine.tables.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
@@ -129,6 +129,17 @@ class EmbeddingTable:
     def metadata_of(self, row: int) -> dict[str, MetadataValue]:
         """Every metadata column's value for one row."""
         return {name: column[row] for name, column in self.metadata.items()}
+
+
+def in_layout(table: EmbeddingTable, layout: str) -> EmbeddingTable:
+    """`table` with its rows held in `layout` ('columns' or 'rows': tables/layout.py): itself
+    when they already are, else the same table over a copy of its rows made BLOCK_ROWS at a
+    time (the old copy goes with the old table). A language model's output table stays by
+    columns: it is only ever scored whole."""
+    if layout_of(table.vectors) == layout:
+        return table
+    vectors = as_rows(table.vectors) if layout == "rows" else as_columns(table.vectors)
+    return replace(table, vectors=vectors, stored_norms=table.norms64, checked=True)
 
 
 def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
