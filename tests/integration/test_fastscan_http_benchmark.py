@@ -40,3 +40,21 @@ def test_the_fastscan_http_benchmark_measures_recall_and_throughput(tmp_path: Pa
         # rank below 80th (one neighbour of 2,000 on this table). One list of 64: clearly fewer.
         assert high["recall_at_10"] >= 0.99
         assert 0 < low["recall_at_10"] < high["recall_at_10"] - 0.1
+
+
+def test_the_fastscan_alone_benchmark_runs_every_implementation(tmp_path: Path) -> None:
+    source, prepared = tmp_path / "small.bin", tmp_path / "prepared"
+    write_table(source, rows=20_000, width=32, seed=0)
+    prepare = [sys.executable, "-m", "service", "prepare", str(source), str(prepared),
+               "--layout", "rows", "--index", "fastscan", "--nlist", "64"]  # fmt: skip
+    result = subprocess.run(prepare, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    command = [sys.executable, "-m", "benchmarks.fastscan_alone", str(prepared), "--nprobe", "8",
+               "--candidates", "20", "--implem", "0", "12", "--seconds", "0.1"]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("command: python -m benchmarks.fastscan_alone ")
+    assert "IndexIVFPQFastScan: 20,000 rows, nlist 64, nprobe 8" in lines[1]
+    assert [line.split(":")[0] for line in lines[2:]] == ["implem 0", "implem 12"]
+    assert all(line.count("q/s") == 3 for line in lines[2:])
