@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import statistics
 import sys
-import time
 from collections.abc import Callable
 
 import numpy as np
 
+from benchmarks.projection_cost import median_seconds
 from service.engine.search.kernels import by_columns, by_rows
 from service.engine.search.rescoring import gather_rows
 from service.engine.tables.layout import BLOCK_ROWS, blank_columns, blank_rows
@@ -31,15 +30,6 @@ from service.engine.threads import limit_compute_threads
 GATHERS = (80, 1280)
 BATCHES = (1, 8, 16)
 PASS_BLOCK = 262_144
-
-
-def median_seconds(work: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def tables(rows: int, width: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
