@@ -21,6 +21,7 @@ from pydantic_settings import (
 
 from service.engine.loaders import DEFAULT_TENSOR, FORMATS, UnicodeErrors
 from service.engine.search.approximate import IndexKind, IndexParameters
+from service.engine.tables.layout import Layout
 
 ENV_PREFIX = "EMBEDDING_SERVICE_"
 CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"
@@ -92,7 +93,7 @@ class TableSpec(BaseModel):
         "vocabulary file), split at the last space or tab; they become the `count` metadata "
         "column. Rows the file does not name get 0.",
     )
-    layout: Literal["columns", "rows"] | None = Field(
+    layout: Layout | None = Field(
         None,
         description="How the one float32 copy of the rows is held: 'columns' (the default: "
         "the exact pass is fastest on it) or 'rows' (row after row: each candidate an "

@@ -22,12 +22,8 @@ from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import check_index_target, save_index
 from service.engine.search.approximate import APPROXIMATE, ApproximateIndex
 from service.engine.search.cosine import CosineSearch
-from service.engine.tables.prepared import (
-    LAYOUTS,
-    check_prepared_target,
-    fingerprint,
-    write_prepared,
-)
+from service.engine.tables.layout import LAYOUTS
+from service.engine.tables.prepared import check_prepared_target, fingerprint, write_prepared
 from service.engine.tables.table import EmbeddingTable
 from service.loading.indexes import PREPARED_INDEX
 from service.loading.tables import read_source, read_spec

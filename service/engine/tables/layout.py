@@ -16,12 +16,15 @@ read, at the cost of exact passes at the row layout's speed.
 from __future__ import annotations
 
 import mmap
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 # Rows converted at once: a block's temporaries stay small beside the table itself.
 BLOCK_ROWS = 65_536
+# How the rows are held: by columns (Fortran order, the default), or row after row (C order).
+Layout = Literal["columns", "rows"]
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)
 
 
 # Rows up to this size are held on huge pages (MADV_HUGEPAGE, where the kernel offers them):
@@ -76,24 +79,25 @@ def as_columns(array: Any) -> np.ndarray:
     if not maps_a_file(array) and array.dtype == np.float32 and array.flags.f_contiguous:
         return np.asarray(array)
     rows, width = array.shape
-    columns = blank_columns(rows, width)
-    for start in range(0, rows, BLOCK_ROWS):
-        columns[start : start + BLOCK_ROWS] = array[start : start + BLOCK_ROWS]
-    return columns
+    return copy_rows(array, blank_columns(rows, width))
 
 
 def as_rows(array: Any) -> np.ndarray:
     """`array` as float32 rows in C order (row after row): a copy made BLOCK_ROWS rows at a
     time, as as_columns makes its copy. For a table searched mostly through an approximate
     index, whose candidates are each then one contiguous read (prepared.py's layouts)."""
-    rows, width = array.shape
-    stored = blank_rows(rows, width)
-    for start in range(0, rows, BLOCK_ROWS):
-        stored[start : start + BLOCK_ROWS] = array[start : start + BLOCK_ROWS]
-    return stored
+    return copy_rows(array, blank_rows(*array.shape))
 
 
-def layout_of(array: np.ndarray) -> str:
+def copy_rows(source: Any, target: np.ndarray) -> np.ndarray:
+    """`source`'s rows copied into `target`, BLOCK_ROWS at a time (a wider, memory-mapped or
+    differently laid out source never has a second full copy); `target`."""
+    for start in range(0, len(target), BLOCK_ROWS):
+        target[start : start + BLOCK_ROWS] = source[start : start + BLOCK_ROWS]
+    return target
+
+
+def layout_of(array: np.ndarray) -> Layout:
     """'rows' for an array held row after row (C order only), else 'columns'."""
     return "rows" if array.flags.c_contiguous and not array.flags.f_contiguous else "columns"
 

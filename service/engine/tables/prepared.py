@@ -48,7 +48,7 @@ from service.engine.files.writing import (
     staging_folder,
     swap_in,
 )
-from service.engine.tables.layout import BLOCK_ROWS, as_columns
+from service.engine.tables.layout import LAYOUTS, Layout, as_columns, copy_rows, layout_of
 from service.engine.tables.model import ModelFacts
 from service.engine.tables.stored import (
     MetadataValue,
@@ -68,8 +68,6 @@ FORMAT = "embedding-service-prepared"
 # 2: rows stored by columns (version 1 stored them row after row), or as the manifest's
 # `layout` says (absent: columns).
 VERSION = 2
-# How vectors.npy is stored: by columns (Fortran order), or row after row (C order).
-LAYOUTS = ("columns", "rows")
 MANIFEST = "table.json"
 TOKENIZER = "tokenizer.json"
 # The approximate index a prepared folder may hold, and its sidecar (index_files.py).
@@ -95,7 +93,7 @@ def write_prepared(
     table: EmbeddingTable,
     out: Path,
     facts: dict[str, Any] | None = None,
-    layout: str = "columns",
+    layout: Layout = "columns",
 ) -> Path:
     """Write `table` as a prepared folder at `out`: a new path, an empty directory, or a
     prepared folder (replaced in one step); anything else is refused (RefusedOverwrite).
@@ -138,7 +136,7 @@ def owned_files(folder: Path) -> set[str] | None:
         return None
 
 
-def _write_files(table: EmbeddingTable, folder: Path, layout: str) -> dict[str, Any]:
+def _write_files(table: EmbeddingTable, folder: Path, layout: Layout) -> dict[str, Any]:
     vocabulary = table.vocabulary
     blob = bytes(vocabulary.blob[: len(vocabulary.blob)])
     # The rows are checked by shape only when opened: a checksum would read them all.
@@ -177,13 +175,12 @@ def _write_files(table: EmbeddingTable, folder: Path, layout: str) -> dict[str, 
 
 
 def _save_by_rows(folder: Path, name: str, vectors: np.ndarray) -> dict[str, Any]:
-    """Write float32 `vectors` row after row as folder/name.npy, BLOCK_ROWS rows at a time (no
+    """Write float32 `vectors` row after row as folder/name.npy, a block at a time (copy_rows: no
     second full copy of a table held by columns); its manifest entry, without a checksum."""
     path = folder / f"{name}.npy"
     rows, width = vectors.shape
     stored = np.lib.format.open_memmap(path, mode="w+", dtype="<f4", shape=(rows, width))
-    for start in range(0, rows, BLOCK_ROWS):
-        stored[start : start + BLOCK_ROWS] = vectors[start : start + BLOCK_ROWS]
+    copy_rows(vectors, stored)
     stored.flush()
     del stored
     return {"file": path.name, "dtype": "<f4", "shape": [rows, width], "crc32": None}
@@ -246,8 +243,7 @@ def _open(folder: Path, manifest: dict[str, Any]) -> EmbeddingTable:
     layout = manifest.get("layout", "columns")
     if layout not in LAYOUTS:
         raise TableLoadError(folder / MANIFEST, f"layout {layout!r} is not one of {LAYOUTS}")
-    stored = vectors.flags.f_contiguous if layout == "columns" else vectors.flags.c_contiguous
-    if rows > 1 and width > 1 and not stored:
+    if rows > 1 and width > 1 and layout_of(vectors) != layout:
         raise TableLoadError(
             folder / "vectors.npy", f"rows not stored in the manifest's layout ({layout})"
         )

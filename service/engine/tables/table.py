@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
-from service.engine.tables.layout import BLOCK_ROWS, as_columns, as_rows, layout_of, row_norms
+from service.engine.tables.layout import (
+    BLOCK_ROWS,
+    Layout,
+    as_columns,
+    as_rows,
+    layout_of,
+    row_norms,
+)
 from service.engine.tables.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
@@ -131,7 +138,7 @@ class EmbeddingTable:
         return {name: column[row] for name, column in self.metadata.items()}
 
 
-def in_layout(table: EmbeddingTable, layout: str) -> EmbeddingTable:
+def in_layout(table: EmbeddingTable, layout: Layout) -> EmbeddingTable:
     """`table` with its rows held in `layout` ('columns' or 'rows': tables/layout.py): itself
     when they already are, else the same table over a copy of its rows made BLOCK_ROWS at a
     time (the old copy goes with the old table). A language model's output table stays by
