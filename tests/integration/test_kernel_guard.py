@@ -1,10 +1,10 @@
 """The kernel guard: CI runs benchmarks/engine_throughput.py short, so the served exact search
 cannot fall below the best layout on the same data without failing the build.
 
-A ratio measured in one run (served / the best other layout, median of alternating rounds),
-never an absolute time. The short form's bar (0.8) sits below the full run's 0.95 because a
-fraction of a second per configuration is noisier on a shared machine (the median of nine
-alternating rounds); the regression it exists for ran at 0.41-0.70x.
+A ratio measured in one run (served / the best other layout: the median of nine alternating
+rounds' own ratios, both sides measured in the same round), never an absolute time. The short
+form's bar (0.8) sits below the full run's 0.95 because a fraction of a second per
+configuration is noisier on a shared machine; the regression it exists for ran at 0.41-0.70x.
 """
 
 from __future__ import annotations
