@@ -1,7 +1,7 @@
 """Which project files one request passes through, on a real server: issue 20's count.
 
     .venv/bin/python -m benchmarks.request_files [--tokens queen prince castle duke empire]
-        [--warm 20] [--env NAME=VALUE ...]
+        [--warm 20] [--env NAME=VALUE ...] [--functions]
 
 The service runs as `python -m service serve` in a child process, unchanged, with a profile
 function (sys.setprofile and threading.setprofile) installed before it starts. The function
@@ -12,7 +12,8 @@ writes every file under service/ that a Python frame entered in between, by thre
 done once per `--tokens`; a file counts when it was entered in every one of those windows, so
 the server's clocks (the guards' sweep, the heap trimmer, the diagnostics' background pass)
 that happen to tick inside one window do not count. A file counts when any of its functions
-ran (a call, or a C function called from it).
+ran (a call, or a C function called from it). `--functions` also names, per file, the functions
+called in every window.
 """
 
 from __future__ import annotations
@@ -36,11 +37,15 @@ import importlib.util, json, os, runpy, signal, sys, threading
 ROOT = importlib.util.find_spec("service").submodule_search_locations[0] + os.sep
 seen = {}
 state = {"on": False}
+FUNCTIONS = bool(os.environ.get("REQUEST_FILES_FUNCTIONS"))
 def profile(frame, event, arg):
     if state["on"]:
         name = frame.f_code.co_filename
         if name.startswith(ROOT):
-            seen.setdefault(threading.current_thread().name, set()).add(name[len(ROOT):])
+            entry = name[len(ROOT):]
+            if FUNCTIONS and event == "call":
+                entry += ":" + frame.f_code.co_name
+            seen.setdefault(threading.current_thread().name, set()).add(entry)
 def toggle(signum, frame):
     if state["on"]:
         state["on"] = False
@@ -97,12 +102,17 @@ def main() -> int:
     )
     parser.add_argument("--warm", type=int, default=20)
     parser.add_argument("--env", nargs="*", default=[], help="NAME=VALUE for the server")
+    parser.add_argument(
+        "--functions", action="store_true", help="also list the functions called in each file"
+    )
     args = parser.parse_args()
     print(f"command: python -m benchmarks.request_files {' '.join(sys.argv[1:])}".rstrip())
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "files.json"
         env = dict(item.split("=", 1) for item in args.env)
         env["REQUEST_FILES_OUT"] = str(out)
+        if args.functions:
+            env["REQUEST_FILES_FUNCTIONS"] = "1"
         process, base = start_server(env, python_args=("-c", PROFILER))
         try:
             url = f"{base}/v1/tables/minilm/neighbors"
@@ -116,11 +126,16 @@ def main() -> int:
             process.kill()
             process.wait()
     always = set.intersection(*windows)
-    sometimes = set.union(*windows) - always
+    sometimes = {entry for entry in set.union(*windows) - always if ":" not in entry}
+    calls = sorted(entry for entry in always if ":" in entry)
+    always = {entry.split(":")[0] for entry in always}
     print(f'requests: POST /v1/tables/minilm/neighbors {{"token": T, "k": 3}}, T in {args.tokens}')
     print(f"{len(always)} project files on every request's path:")
     for file in sorted(always):
-        print(f"  service/{file}")
+        called = [entry.split(":")[1] for entry in calls if entry.split(":")[0] == file]
+        print(f"  service/{file}" + (f": {', '.join(called)}" if called else ""))
+    if args.functions:
+        print(f"{len(calls)} distinct functions called in them")
     print(f"entered in some windows only (the server's clocks): {', '.join(sorted(sometimes))}")
     return 0
 
