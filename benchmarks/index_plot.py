@@ -1,5 +1,6 @@
 """Recall@10 against queries/s of benchmarks/index_sweep.py's points: one line per index,
-through its best settings (the grid's frontier)."""
+through its best settings (the grid's frontier); with --row-major, one more per index for its
+rows held row after row."""
 
 from __future__ import annotations
 
@@ -27,6 +28,19 @@ def frontier(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return best[::-1]
 
 
+def lines_of(points: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The plot's lines: each index's frontier, and with --row-major, the same settings
+    measured in the same run on the rows held row after row (layout "rows") as a line of its
+    own."""
+    lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for point in points:
+        lines[label(point)].append(point)
+        by_rows = point.get("row_major_queries_per_second")
+        if by_rows is not None:
+            lines[label(point) + ", layout rows"].append({**point, "queries_per_second": by_rows})
+    return {name: frontier(members) for name, members in lines.items()}
+
+
 def plot(points: list[dict[str, Any]], exact_qps: float, path: Path, title: str) -> bool:
     """Draw the points (False without matplotlib, the bench extra)."""
     try:
@@ -37,12 +51,8 @@ def plot(points: list[dict[str, Any]], exact_qps: float, path: Path, title: str)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    lines: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for point in points:
-        lines[label(point)].append(point)
     figure, axis = plt.subplots(figsize=(8, 5))
-    for name, members in lines.items():
-        members = frontier(members)
+    for name, members in lines_of(points).items():
         axis.plot([p["queries_per_second"] for p in members],
                   [p["recall_at_10"] for p in members], "o-", markersize=3, label=name)  # fmt: skip
     axis.axvline(exact_qps, color="grey", linestyle=":", label="exact path")

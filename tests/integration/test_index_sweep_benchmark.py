@@ -1,0 +1,40 @@
+"""CI runs benchmarks/index_sweep.py on a small synthetic table, so the sweep behind the recall
+plots stays runnable, and checks the plot's lines (drawn only with matplotlib, the bench extra)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.index_plot import lines_of
+from benchmarks.synthetic_table import write_table
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_sweep_measures_both_layouts_and_the_plot_draws_a_line_for_each(
+    tmp_path: Path,
+) -> None:
+    table, out = tmp_path / "small.bin", tmp_path / "points.json"
+    write_table(table, rows=20_000, width=32, seed=0)
+    command = [sys.executable, "-m", "benchmarks.index_sweep", "--table", str(table),
+               "--nlist", "64", "--pq-m", "16", "--nprobe", "4", "16", "--k-factor", "4",
+               "--hnsw-ef", "--hnswsq-ef", "--ivf-nlist", "--seconds", "0.2", "--row-major",
+               "--out", str(out)]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.stdout.startswith("command: python -m benchmarks.index_sweep ")
+    points = json.loads(out.read_text())["points"]
+    assert [(p["kind"], p["nprobe"]) for p in points] == [("fastscan", 4), ("fastscan", 16)]
+    for point in points:
+        assert 0 <= point["recall_at_10"] <= 1
+        assert point["queries_per_second"] > 0 and point["row_major_queries_per_second"] > 0
+    lines = lines_of(points)
+    name = "fastscan nlist=64 M=16 (rescored exactly)"
+    assert set(lines) == {name, name + ", layout rows"}
+    by_rows = [p["queries_per_second"] for p in lines[name + ", layout rows"]]
+    assert set(by_rows) <= {p["row_major_queries_per_second"] for p in points}
