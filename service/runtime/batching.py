@@ -80,6 +80,8 @@ class Batcher(Generic[Item, Result]):
     async def submit_many(self, items: Sequence[Item]) -> list[Result]:
         """Results for several items (one request's batch), in order; admitted all or none."""
         self._admit(len(items))
+        if len(items) == 1:  # most requests: one future awaited, without gather's wrapping
+            return [await self._enqueue(items[0])]
         return list(await asyncio.gather(*(self._enqueue(item) for item in items)))
 
     @property
