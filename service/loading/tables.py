@@ -17,7 +17,7 @@ from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoint
 from service.engine.loaders.counts import with_counts
 from service.engine.search.cosine import KernelName
 from service.engine.served import ServedTable
-from service.engine.tables.layout import layout_of
+from service.engine.tables.layout import Layout, layout_of
 from service.engine.tables.prepared import is_prepared
 from service.engine.tables.table import EmbeddingTable, in_layout
 from service.errors import TableExists
@@ -56,12 +56,13 @@ def read_source(spec: TableSpec) -> EmbeddingTable:
         table = load_checkpoints(paths, partial(read_file, spec))
     else:
         assert spec.path is not None, "a spec names a path or checkpoints"
-        table = read_file(spec, spec.path)
+        table = read_file(spec, spec.path, spec.layout or "columns")
     return with_counts(table, spec.counts) if spec.counts is not None else table
 
 
-def read_file(spec: TableSpec, path: Path) -> EmbeddingTable:
-    """One table file (or model directory, or prepared folder), read with the spec's options."""
+def read_file(spec: TableSpec, path: Path, layout: Layout = "columns") -> EmbeddingTable:
+    """One table file (or model directory, or prepared folder), read with the spec's options,
+    its rows held in `layout` as they are read (a prepared folder keeps its own)."""
     return load_table(
         path,
         spec.format,
@@ -71,6 +72,7 @@ def read_file(spec: TableSpec, path: Path) -> EmbeddingTable:
         width=spec.width,
         limit=spec.limit,
         unicode_errors=spec.unicode_errors,
+        layout=layout,
     )
 
 

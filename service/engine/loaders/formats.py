@@ -14,6 +14,7 @@ from service.engine.loaders.options import DEFAULT_TENSOR, LoadOptions, UnicodeE
 from service.engine.loaders.projector import load_projector
 from service.engine.loaders.text import load_text, parse_header
 from service.engine.loaders.word2vec_binary import load_word2vec_binary
+from service.engine.tables.layout import Layout
 from service.engine.tables.prepared import open_prepared
 from service.engine.tables.table import EmbeddingTable
 
@@ -93,6 +94,7 @@ def load_table(
     width: int | None = None,
     limit: int | None = None,
     unicode_errors: UnicodeErrors = "strict",
+    layout: Layout = "columns",
 ) -> EmbeddingTable:
     """Load one table file in any supported format (auto-detected when format is None)."""
     path = Path(path)
@@ -110,5 +112,6 @@ def load_table(
         width=width,
         limit=limit,
         unicode_errors=unicode_errors,
+        layout=layout,
     )
     return loader(path, options)

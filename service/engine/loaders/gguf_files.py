@@ -20,7 +20,7 @@ import numpy as np
 from service.engine.errors import TableLoadError
 from service.engine.files.reading import require_file
 from service.engine.loaders.options import DEFAULTS, LoadOptions
-from service.engine.tables.layout import BLOCK_ROWS, blank_columns
+from service.engine.tables.layout import BLOCK_ROWS, Layout, blank
 from service.engine.tables.model import PADDING, TIED, TOKEN_TYPE, ModelFacts, padding_name
 from service.engine.tables.pieces import BYTE_LEVEL, PLAIN, SENTENCEPIECE
 from service.engine.tables.table import EmbeddingTable, MetadataValue
@@ -51,7 +51,7 @@ def load_gguf(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTab
         raise TableLoadError(
             path, f"the vocabulary has {len(tokens)} tokens but {INPUT} has {rows} rows"
         )
-    vectors = _dequantised(path, embedding, options.limit)
+    vectors = _dequantised(path, embedding, options.limit, options.layout)
     head = tensors.get(OUTPUT)
     output = None if head is None else _dequantised(path, head, options.limit)
     named = tokens + [padding_name(row) for row in range(len(tokens), rows)]
@@ -77,6 +77,7 @@ def load_gguf(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTab
         tokenizer=tokenizer,
         output=output,
         model=facts,
+        layout=options.layout,
     )
 
 
@@ -106,25 +107,28 @@ def _strings(path: Path, reader: Any, key: str) -> list[str]:
     return values
 
 
-def _dequantised(path: Path, tensor: Any, limit: int | None) -> np.ndarray:
-    """A 2-D tensor's first `limit` rows as float32 by columns, a block of rows at a time."""
+def _dequantised(
+    path: Path, tensor: Any, limit: int | None, layout: Layout = "columns"
+) -> np.ndarray:
+    """A 2-D tensor's first `limit` rows as float32 held in `layout`, a block of rows at a
+    time."""
     from gguf.quants import dequantize
 
     if len(tensor.shape) != 2:
         raise TableLoadError(path, f"{tensor.name} has {len(tensor.shape)} dimensions, not 2")
     width, rows = (int(n) for n in tensor.shape)  # GGUF lists the fastest dimension first
     wanted = rows if limit is None else min(limit, rows)
-    columns = blank_columns(wanted, width)
+    held = blank(wanted, width, layout)
     try:
         for first in range(0, wanted, BLOCK_ROWS):
             last = min(first + BLOCK_ROWS, wanted)
             block = dequantize(tensor.data[first:last], tensor.tensor_type)
-            columns[first:last] = block.reshape(last - first, width)
+            held[first:last] = block.reshape(last - first, width)
     except (NotImplementedError, ValueError):
         raise TableLoadError(
             path, f"{tensor.name} is {tensor.tensor_type.name}, which cannot be dequantised"
         ) from None
-    return columns
+    return held
 
 
 def _token_types(reader: Any, tokens: int, rows: int) -> list[MetadataValue]:

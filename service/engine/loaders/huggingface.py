@@ -43,7 +43,7 @@ def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> Embed
     tokens = _read_vocabulary(vocab_path, options)
     chosen = choose(model, read_config(model.folder), len(tokens), options.tensor)
     rows = _checked_rows(chosen, vocab_path, len(tokens), path)
-    vectors = read_rows(chosen.input, options.limit, "the input embedding")
+    vectors = read_rows(chosen.input, options.limit, "the input embedding", options.layout)
     output = None if chosen.head is None else read_rows(chosen.head, options.limit, "the head")
     named = tokens + [padding_name(row) for row in range(len(tokens), rows)]
     return EmbeddingTable(
@@ -54,6 +54,7 @@ def load_huggingface(path: str | Path, options: LoadOptions = DEFAULTS) -> Embed
         tokenizer=_tokenizer(model.folder, vocab_path, tokens, len(vectors)),
         output=output,
         model=_facts(model, chosen, vocab_path, len(tokens)),
+        layout=options.layout,
     )
 
 

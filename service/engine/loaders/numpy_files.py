@@ -31,9 +31,9 @@ def load_npy(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTabl
     tokens = read_lines(vocab, options.unicode_errors)
     check_vocabulary(vocab, len(tokens), len(vectors), path)
     rows = min(len(tokens), options.limit or len(tokens))
-    # Mapped, so a limit reads only its rows; the table is a copy (tables/layout.as_columns),
-    # not a view of the file.
-    return EmbeddingTable(tokens[:rows], vectors[:rows], source=str(path))
+    # Mapped, so a limit reads only its rows; the table is a copy in its layout
+    # (tables/layout.as_layout), not a view of the file.
+    return EmbeddingTable(tokens[:rows], vectors[:rows], source=str(path), layout=options.layout)
 
 
 def _read_npy(path: Path) -> np.ndarray:

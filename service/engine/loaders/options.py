@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from service.engine.tables.layout import Layout
+
 # None: a model's input embedding is found from its config and tensors (model_tables.py).
 DEFAULT_TENSOR: str | None = None
 
@@ -23,6 +25,9 @@ class LoadOptions:
     width: int | None = None
     limit: int | None = None  # read only the first `limit` rows, as gensim's limit
     unicode_errors: UnicodeErrors = "strict"
+    # How the table's rows are held (tables/layout.py): a loader lays them out so as it reads,
+    # so a table served by rows never has a second copy by columns.
+    layout: Layout = "columns"
 
 
 DEFAULTS = LoadOptions()

@@ -30,7 +30,9 @@ def load_projector(path: str | Path, options: LoadOptions = DEFAULTS) -> Embeddi
     rows = min(len(tokens), options.limit or len(tokens))
     vectors = _read_float32(tensor_path, rows * width).reshape(-1, width)
     metadata = {name: column[:rows] for name, column in metadata.items()}
-    return EmbeddingTable(tokens[:rows], vectors, metadata, source=str(tensor_path))
+    return EmbeddingTable(
+        tokens[:rows], vectors, metadata, source=str(tensor_path), layout=options.layout
+    )
 
 
 def _labels_files(tensor_path: Path) -> list[Path]:

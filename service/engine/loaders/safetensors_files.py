@@ -21,7 +21,7 @@ import numpy as np
 from service.engine.errors import TableLoadError
 from service.engine.files.reading import open_file, read_error, read_json, require_file
 from service.engine.loaders.checkpoints import checkpoint_hint
-from service.engine.tables.layout import BLOCK_ROWS, blank_columns
+from service.engine.tables.layout import BLOCK_ROWS, Layout, blank
 
 INDEX = "model.safetensors.index.json"
 WEIGHTS = "model.safetensors"
@@ -150,9 +150,11 @@ def _tensor(
     return Tensor(name, str(dtype), tuple(shape), path, data_start + begin, position)
 
 
-def read_rows(tensor: Tensor, limit: int | None, what: str) -> np.ndarray:
-    """A 2-D tensor's first `limit` rows (all without one) as float32 by columns: each block
-    of rows widened on its own into the one copy, the file mapped, never read whole."""
+def read_rows(
+    tensor: Tensor, limit: int | None, what: str, layout: Layout = "columns"
+) -> np.ndarray:
+    """A 2-D tensor's first `limit` rows (all without one) as float32 held in `layout`: each
+    block of rows widened on its own into the one copy, the file mapped, never read whole."""
     if len(tensor.shape) != 2:
         raise TableLoadError(
             tensor.path, f"{what} ({tensor.named}) has {len(tensor.shape)} dimensions, not 2"
@@ -168,13 +170,13 @@ def read_rows(tensor: Tensor, limit: int | None, what: str) -> np.ndarray:
         stored = np.memmap(
             tensor.path, ROW_TYPES[tensor.dtype], "r", tensor.start, (rows, width), order="C"
         )
-        columns = blank_columns(wanted, width)
+        held = blank(wanted, width, layout)
         for first in range(0, wanted, BLOCK_ROWS):
             last = min(first + BLOCK_ROWS, wanted)
-            columns[first:last] = widen(stored[first:last], tensor.dtype)
+            held[first:last] = widen(stored[first:last], tensor.dtype)
     except OSError as error:
         raise read_error(tensor.path, error) from None
-    return columns
+    return held
 
 
 def widen(block: np.ndarray, dtype: str) -> np.ndarray:

@@ -60,7 +60,7 @@ def load_text(path: str | Path, options: LoadOptions = DEFAULTS) -> EmbeddingTab
         where = rows.numbers
         errors = options.unicode_errors
         check_replaced(rows.tokens, changed_rows, errors, path, lambda row: f"line {where[row]}")
-    return EmbeddingTable(rows.tokens, rows.vectors, source=str(path))
+    return EmbeddingTable(rows.tokens, rows.vectors, source=str(path), layout=options.layout)
 
 
 def _check_row_count(path: Path, promised: int, wanted: int, tokens: list[str]) -> None:

@@ -24,7 +24,7 @@ from service.engine.files.reading import DECODE_HINT, compression, mapped, open_
 from service.engine.loaders.options import DEFAULTS, LoadOptions
 from service.engine.loaders.text import parse_header
 from service.engine.loaders.tokens import check_replaced
-from service.engine.tables.layout import blank_columns
+from service.engine.tables.layout import blank
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.vocabulary import Vocabulary, encode
 
@@ -89,6 +89,7 @@ class _Rows:
     def __init__(self, path: Path, options: LoadOptions, header: bytes, size: int | None):
         self.path = path
         self.errors = options.unicode_errors
+        self.layout = options.layout
         self.promised, self.width = _parse_header(header, path)
         self.wanted = min(self.promised, options.limit or self.promised)
         self.row_bytes = 4 * self.width
@@ -112,7 +113,7 @@ class _Rows:
         try:
             # A mapped file bounds the rows, so its table is populated at once; a stream's
             # header could promise more than ever arrives, so its pages come as rows do.
-            return blank_columns(rows, self.width, populate=size is not None)
+            return blank(rows, self.width, self.layout, populate=size is not None)
         except (MemoryError, OSError, OverflowError, ValueError):
             raise TableLoadError(
                 self.path, f"header says {self.promised} rows of {self.width}: too large"
@@ -145,7 +146,7 @@ class _Rows:
         first = len(self.tokens)
         # In batches, so the gather's temporary stays small enough for malloc to reuse: a
         # fresh temporary per window costs page faults as large as the table itself. Each
-        # batch of rows is then written into the table's columns (tables/layout.py).
+        # batch of rows is then written into the table's layout (tables/layout.py).
         for batch in range(0, len(starts), _GATHER_ROWS):
             chosen = starts[batch : batch + _GATHER_ROWS]
             rows = blocks[chosen].view("<f4").reshape(len(chosen), self.width)
@@ -191,7 +192,7 @@ class _Rows:
             )
         vocabulary = Vocabulary.of_bytes(self.tokens)
         check_replaced(vocabulary, self.changed, self.errors, self.path, lambda row: f"row {row}")
-        return EmbeddingTable(vocabulary, self.vectors, source=str(self.path))
+        return EmbeddingTable(vocabulary, self.vectors, source=str(self.path), layout=self.layout)
 
 
 def _drop_leading_newlines(joined: bytes) -> bytes:

@@ -55,11 +55,20 @@ def blank_columns(rows: int, width: int, populate: bool = True) -> np.ndarray:
     )
 
 
-def blank_rows(rows: int, width: int) -> np.ndarray:
+def blank_rows(rows: int, width: int, populate: bool = True) -> np.ndarray:
     """A rows x width float32 array in C order (row after row), in a map as blank_columns'."""
     if rows == 0 or width == 0:
         return np.empty((rows, width), dtype="<f4")
-    return np.frombuffer(_private_map(rows * width * 4, True), dtype="<f4").reshape(rows, width)
+    memory = _private_map(rows * width * 4, populate)
+    return np.frombuffer(memory, dtype="<f4").reshape(rows, width)
+
+
+def blank(rows: int, width: int, layout: Layout = "columns", populate: bool = True) -> np.ndarray:
+    """A blank rows x width float32 array held in `layout`, for a loader to fill block by block:
+    the table's one copy from the start, in the layout it is served in."""
+    if layout == "rows":
+        return blank_rows(rows, width, populate)
+    return blank_columns(rows, width, populate)
 
 
 def _private_map(size: int, populate: bool) -> mmap.mmap:
@@ -83,10 +92,18 @@ def as_columns(array: Any) -> np.ndarray:
 
 
 def as_rows(array: Any) -> np.ndarray:
-    """`array` as float32 rows in C order (row after row): a copy made BLOCK_ROWS rows at a
-    time, as as_columns makes its copy. For a table searched mostly through an approximate
-    index, whose candidates are each then one contiguous read (prepared.py's layouts)."""
+    """`array` as float32 rows in C order (row after row): itself when it already is one in
+    memory, else a copy made BLOCK_ROWS rows at a time, as as_columns makes its copy. For a
+    table searched mostly through an approximate index, whose candidates are each then one
+    contiguous read (prepared.py's layouts)."""
+    if not maps_a_file(array) and array.dtype == np.float32 and array.flags.c_contiguous:
+        return np.asarray(array)
     return copy_rows(array, blank_rows(*array.shape))
+
+
+def as_layout(array: Any, layout: Layout) -> np.ndarray:
+    """`array` as float32 rows held in `layout` (as_rows or as_columns)."""
+    return as_rows(array) if layout == "rows" else as_columns(array)
 
 
 def copy_rows(source: Any, target: np.ndarray) -> np.ndarray:

@@ -10,14 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
-from service.engine.tables.layout import (
-    BLOCK_ROWS,
-    Layout,
-    as_columns,
-    as_rows,
-    layout_of,
-    row_norms,
-)
+from service.engine.tables.layout import BLOCK_ROWS, Layout, as_layout, layout_of, row_norms
 from service.engine.tables.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
@@ -51,6 +44,10 @@ class EmbeddingTable:
     # the table knows of its model (tables/model.py): None for a plain table.
     output: np.ndarray | None = field(default=None, repr=False)
     model: ModelFacts | None = field(default=None, repr=False)
+    # How the rows are held (tables/layout.py): unchecked rows are laid out so at construction
+    # (a loader that fills a blank array in this layout hands over its one copy as it is);
+    # afterwards, the layout the rows are held in, whatever was asked.
+    layout: Layout = field(default="columns", repr=False, compare=False)
     # Set from the above: plain attributes, not properties, as every query reads them.
     vocabulary: Vocabulary = field(init=False, repr=False, compare=False)
     rows: int = field(init=False, repr=False, compare=False)
@@ -61,7 +58,9 @@ class EmbeddingTable:
         object.__setattr__(self, "tokens", vocabulary)
         object.__setattr__(self, "vocabulary", vocabulary)
         if not self.checked:
-            object.__setattr__(self, "vectors", _as_float32_rows(self.vectors, self.source))
+            vectors = _as_float32_rows(self.vectors, self.source, self.layout)
+            object.__setattr__(self, "vectors", vectors)
+        object.__setattr__(self, "layout", layout_of(self.vectors))
         object.__setattr__(self, "rows", int(self.vectors.shape[0]))
         object.__setattr__(self, "width", int(self.vectors.shape[1]))
         if not self.checked:
@@ -71,7 +70,8 @@ class EmbeddingTable:
             _check_checkpoints(self.checkpoints, self.vectors.shape, self.source)
         if self.output is not None:
             if not self.checked:
-                object.__setattr__(self, "output", _as_float32_rows(self.output, self.source))
+                output = _as_float32_rows(self.output, self.source, "columns")
+                object.__setattr__(self, "output", output)
             _check_output(self.output.shape, self.vectors.shape, self.source)
 
     @property
@@ -145,11 +145,11 @@ def in_layout(table: EmbeddingTable, layout: Layout) -> EmbeddingTable:
     columns: it is only ever scored whole."""
     if layout_of(table.vectors) == layout:
         return table
-    vectors = as_rows(table.vectors) if layout == "rows" else as_columns(table.vectors)
+    vectors = as_layout(table.vectors, layout)
     return replace(table, vectors=vectors, stored_norms=table.norms64, checked=True)
 
 
-def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
+def _as_float32_rows(vectors: Any, source: str, layout: Layout) -> np.ndarray:
     array = np.asarray(vectors)
     if array.ndim != 2:
         raise TableLoadError(source, f"expected a 2-D matrix of rows, got shape {array.shape}")
@@ -157,7 +157,7 @@ def _as_float32_rows(vectors: Any, source: str) -> np.ndarray:
         raise TableLoadError(source, f"table is empty (shape {array.shape})")
     if not np.issubdtype(array.dtype, np.floating):
         raise TableLoadError(source, f"expected floating-point rows, got dtype {array.dtype}")
-    array = as_columns(array)
+    array = as_layout(array, layout)
     bad_row = _first_non_finite_row(array)
     if bad_row is not None:
         raise TableLoadError(source, f"non-finite value (NaN or infinity) in row {bad_row}")
