@@ -25,6 +25,7 @@ from pathlib import Path
 CHILD = r"""
 import json, sys, threading, time
 from service.config import TableSpec
+from service.engine.tables.layout import layout_of
 from service.loading.tables import read_spec
 
 def anonymous():
@@ -45,10 +46,8 @@ table = read_spec(TableSpec(name="x", path=sys.argv[1], layout=sys.argv[2]))
 seconds = time.perf_counter() - started
 done.set()
 peak[0] = max(peak[0], anonymous())
-flags = table.vectors.flags
-held = "rows" if flags.c_contiguous and not flags.f_contiguous else "columns"
 print(json.dumps({"seconds": seconds, "start": start, "peak": peak[0],
-                  "rows_bytes": table.vectors.nbytes, "held": held}))
+                  "rows_bytes": table.vectors.nbytes, "held": layout_of(table.vectors)}))
 """
 
 

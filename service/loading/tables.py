@@ -17,7 +17,7 @@ from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoint
 from service.engine.loaders.counts import with_counts
 from service.engine.search.cosine import KernelName
 from service.engine.served import ServedTable
-from service.engine.tables.layout import Layout, layout_of
+from service.engine.tables.layout import Layout
 from service.engine.tables.prepared import is_prepared
 from service.engine.tables.table import EmbeddingTable, in_layout
 from service.errors import TableExists
@@ -40,7 +40,7 @@ def read_spec(spec: TableSpec, cache_dir: Path | None = None) -> EmbeddingTable:
         return cached_table(spec, cache_dir, partial(read_source, spec))
     table = read_source(spec)
     if path is not None and is_prepared(path):
-        held = layout_of(table.vectors)
+        held = table.layout
         if spec.layout not in (None, held):
             raise TableLoadError(
                 path, f"prepared by {held}, not {spec.layout}: prepare again with that --layout"

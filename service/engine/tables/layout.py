@@ -81,29 +81,22 @@ def _private_map(size: int, populate: bool) -> mmap.mmap:
     return mmap.mmap(-1, size, flags=flags)
 
 
-def as_columns(array: Any) -> np.ndarray:
-    """`array` as float32 rows in Fortran order: itself when it already is one in memory, else
-    a copy made BLOCK_ROWS rows at a time (so a wider or memory-mapped source never has a
-    second full copy, and a table never holds a view of a source file that may change)."""
-    if not maps_a_file(array) and array.dtype == np.float32 and array.flags.f_contiguous:
+def as_layout(array: Any, layout: Layout) -> np.ndarray:
+    """`array` as float32 rows held in `layout` (Fortran order for columns, C order for rows):
+    itself when it already is one in memory, else a copy made BLOCK_ROWS rows at a time (so a
+    wider or memory-mapped source never has a second full copy, and a table never holds a view
+    of a source file that may change). By rows suits a table searched mostly through an
+    approximate index, whose candidates are each then one contiguous read."""
+    held = array.flags.c_contiguous if layout == "rows" else array.flags.f_contiguous
+    if not maps_a_file(array) and array.dtype == np.float32 and held:
         return np.asarray(array)
     rows, width = array.shape
-    return copy_rows(array, blank_columns(rows, width))
+    return copy_rows(array, blank(rows, width, layout))
 
 
-def as_rows(array: Any) -> np.ndarray:
-    """`array` as float32 rows in C order (row after row): itself when it already is one in
-    memory, else a copy made BLOCK_ROWS rows at a time, as as_columns makes its copy. For a
-    table searched mostly through an approximate index, whose candidates are each then one
-    contiguous read (prepared.py's layouts)."""
-    if not maps_a_file(array) and array.dtype == np.float32 and array.flags.c_contiguous:
-        return np.asarray(array)
-    return copy_rows(array, blank_rows(*array.shape))
-
-
-def as_layout(array: Any, layout: Layout) -> np.ndarray:
-    """`array` as float32 rows held in `layout` (as_rows or as_columns)."""
-    return as_rows(array) if layout == "rows" else as_columns(array)
+def as_columns(array: Any) -> np.ndarray:
+    """`array` as float32 rows in Fortran order (as_layout)."""
+    return as_layout(array, "columns")
 
 
 def copy_rows(source: Any, target: np.ndarray) -> np.ndarray:

@@ -143,7 +143,7 @@ def in_layout(table: EmbeddingTable, layout: Layout) -> EmbeddingTable:
     when they already are, else the same table over a copy of its rows made BLOCK_ROWS at a
     time (the old copy goes with the old table). A language model's output table stays by
     columns: it is only ever scored whole."""
-    if layout_of(table.vectors) == layout:
+    if table.layout == layout:
         return table
     vectors = as_layout(table.vectors, layout)
     return replace(table, vectors=vectors, stored_norms=table.norms64, checked=True)
