@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.indexes.recall import held_out_rows, queries_of
-from service.engine.search import cosine
+from service.engine.search import cosine, rescoring
 from service.engine.search.approximate import IndexParameters, build_index
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import NeighborQuery, SearchOptions
-from service.engine.search.rescoring import CHUNK, rescore, rescore_batch, rescore_one
+from service.engine.search.rescoring import CHUNK, QUERY_CHUNK, rescore, rescore_batch, rescore_one
 from service.engine.tables.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
 
@@ -107,6 +107,52 @@ def test_many_candidates_take_the_batched_path_for_the_temporaries() -> None:
     [batched] = rescore_batch(store, [query], [positions])
     assert found.ids.tolist() == batched.ids.tolist()
     assert found.scores.tobytes() == batched.scores.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("budget_rows", "sharing"), [(1, 10**6), (60, 10**6), (10**6, 32), (10**6, 1)]
+)
+def test_a_large_batch_gathered_together_answers_as_each_query_alone(
+    budget_rows: int, sharing: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A batch over rows stored by columns: dense enough, its candidate rows are gathered a
+    # budget at a time (never one query's beyond it); each answer is still its query's answer
+    # alone, to the bit, and the row-major rows' answer.
+    monkeypatch.setattr(rescoring, "GATHER_BUDGET", budget_rows * 4 * WIDTH)
+    monkeypatch.setattr(rescoring, "SHARING", sharing)
+    most = budget_rows
+    gathered: list[int] = []
+    original = rescoring._gathered
+
+    def recorded(store: RowStore, positions: list[np.ndarray]) -> rescoring.Source:
+        gathered.append(sum(len(p) for p in positions))
+        return original(store, positions)
+
+    monkeypatch.setattr(rescoring, "_gathered", recorded)
+    rng = np.random.default_rng(budget_rows)
+    store = STORES["by columns"]
+    queries, positions = [], []
+    for i in range(3 * QUERY_CHUNK + 5):
+        vector = store.directions(rng.choice(store.indexed, 1))[0]
+        excluded = frozenset(rng.integers(0, ROWS, 3).tolist())
+        queries.append(NeighborQuery(vector, int(rng.integers(1, 30)), excluded))
+        count = 500 if i == 40 else int(rng.integers(0, 40))
+        pads = np.full(int(rng.integers(0, 3)), -1)
+        positions.append(np.concatenate([rng.integers(0, ROWS, count), pads]).astype(np.int64))
+    batched = rescore_batch(store, queries, positions)
+    by_rows = rescore_batch(STORES["row-major"], queries, positions)
+    for query, candidates, answer, other in zip(queries, positions, batched, by_rows, strict=True):
+        one = rescore_one(store, query, candidates)
+        for found in (answer, other):
+            assert found.ids.tolist() == one.ids.tolist()
+            assert found.scores.tobytes() == one.scores.tobytes()
+    assert all(held <= most for held in gathered)
+    if sharing == 1:
+        assert gathered == []  # too sparse to share cache lines: read from the table
+    elif budget_rows == 10**6:
+        assert gathered == [sum(len(p) for p in positions)]  # all at once
+    elif budget_rows == 60:
+        assert len(gathered) > 3 and 500 not in gathered
 
 
 @pytest.mark.parametrize("kind", ["fastscan", "hnsw"])

@@ -10,7 +10,8 @@ against about 30; the path around FAISS was half of a fast-scan query: BENCHMARK
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 
@@ -22,6 +23,13 @@ CHUNK = 512
 # Queries rescored together: their candidate and exclusion arrays are the other temporaries
 # (256 queries with k=1000 and 1,000 exclusions each held 25 MB of them at once).
 QUERY_CHUNK = 32
+# The most bytes of candidate rows stored by columns gathered at once for a batch's rescoring
+# (10,922 rows of the default table's 384 float32): see _groups.
+GATHER_BUDGET = 16 * 2**20
+# Candidates of a batch are gathered together when there is at least one in this many rows of
+# the table (about every other cache line of a column): the default table's 30,522 rows, from
+# 954 candidates on (a batch of about 96 queries with k=10). See _groups.
+SHARING = 32
 # Candidate-exclusion pairs compared directly (a boolean matrix of this many cells, 64 KiB)
 # rather than through np.isin.
 SMALL_EXCLUSION_PRODUCT = 65_536
@@ -45,14 +53,72 @@ def rescore_batch(
 ) -> list[Neighbors]:
     """rescore() for any number of queries, QUERY_CHUNK at a time."""
     results: list[Neighbors] = []
+    for group, gather in _groups(store, positions, len(queries)):
+        results.extend(_rescore_group(store, queries[group], positions[group], gather))
+    return results
+
+
+# Rows of a table for ids: (len(ids), width), laid out as gather_rows lays them out.
+Source = Callable[[np.ndarray], np.ndarray]
+
+
+def _groups(
+    store: RowStore, positions: Sequence[np.ndarray] | np.ndarray, queries: int
+) -> list[tuple[slice, bool]]:
+    """Consecutive queries, and whether their candidate rows are gathered together first.
+
+    A row stored by columns is read from `width` places, one cache line each; rows gathered
+    together share those lines once they are dense enough, at least one row in SHARING of the
+    table. So the candidates of many queries are gathered together, at most GATHER_BUDGET
+    bytes of them, when they are that dense (the default table: the rescoring of a batch of 256
+    queries 1.3-1.6x as fast, of 128 1.05-1.2x; BENCHMARKS.md). The scores are the same to the
+    bit: the same float32 values, summed the same way, only read from a smaller copy. Rows
+    stored row after row, sparse candidates, or one query's candidates beyond the budget are
+    read from the table itself.
+    """
+    total = sum(len(p) for p in positions)
+    rows = store.table.rows
+    if not by_columns(store.vectors) or total * SHARING < rows:
+        return [(slice(0, queries), False)]
+    most = max(1, GATHER_BUDGET // (4 * store.vectors.shape[1]))
+    groups: list[tuple[slice, bool]] = []
+    start, held = 0, 0
+    for query in range(queries + 1):
+        count = len(positions[query]) if query < queries else most + 1
+        if query > start and held + count > most:
+            groups.append((slice(start, query), held <= most and held * SHARING >= rows))
+            start, held = query, 0
+        held += count
+    return groups
+
+
+def _rescore_group(
+    store: RowStore,
+    queries: Sequence[NeighborQuery],
+    positions: Sequence[np.ndarray] | np.ndarray,
+    gather: bool,
+) -> list[Neighbors]:
+    """rescore() of one group, QUERY_CHUNK queries at a time (its gathered rows, if any, are
+    freed on return: one group's at a time)."""
+    source = _gathered(store, positions) if gather else partial(gather_rows, store.vectors)
+    results: list[Neighbors] = []
     for start in range(0, len(queries), QUERY_CHUNK):
         part = slice(start, start + QUERY_CHUNK)
-        results.extend(_rescore(store, queries[part], positions[part]))
+        results.extend(_rescore(store, source, queries[part], positions[part]))
     return results
+
+
+def _gathered(store: RowStore, positions: Sequence[np.ndarray] | np.ndarray) -> Source:
+    """Some queries' candidate rows gathered in one pass, then taken from by table id."""
+    flat = np.unique(np.concatenate([np.asarray(p, dtype=np.int64) for p in positions]))
+    ids = flat[flat.searchsorted(0) :]
+    rows = gather_rows(store.vectors, ids)
+    return lambda wanted: gather_rows(rows, ids.searchsorted(wanted))
 
 
 def _rescore(
     store: RowStore,
+    source: Source,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
 ) -> list[Neighbors]:
@@ -64,7 +130,7 @@ def _rescore(
     # Zero rows have no direction (a pass can keep them when it keeps every row).
     keep = (store.norms64[ids] > 0) & ~_excluded(queries, owner, ids, store.table.rows)
     ids, owner = ids[keep], owner[keep]
-    scores = _dots(store.vectors, ids, np.stack([q.vector for q in queries]), owner)
+    scores = _dots(source, ids, np.stack([q.vector for q in queries]), owner)
     scores /= store.norms64[ids]
     order = np.lexsort((ids, -scores, owner))
     ids, scores, owner = ids[order], scores[order], owner[order]
@@ -110,9 +176,7 @@ def _kept_one(
     return kept if keep is None else kept & keep
 
 
-def _dots(
-    vectors: np.ndarray, ids: np.ndarray, directions: np.ndarray, owner: np.ndarray
-) -> np.ndarray:
+def _dots(source: Source, ids: np.ndarray, directions: np.ndarray, owner: np.ndarray) -> np.ndarray:
     """Float64 dot products of rows `ids` with their owners' directions, CHUNK rows at a time.
 
     Each dot product is summed on its own, so a score never depends on the other candidates;
@@ -123,7 +187,7 @@ def _dots(
         # Gathered in row order: rows stored by columns (tables/layout.py) are read from
         # `width` places each, and in order those reads share cache lines (2x faster).
         order = start + np.argsort(ids[start : start + CHUNK], kind="stable")
-        raw = gather_rows(vectors, ids[order]).astype(np.float64)
+        raw = source(ids[order]).astype(np.float64)
         dots[order] = np.sum(raw * directions[owner[order]], axis=1)
     return dots
 
@@ -136,9 +200,14 @@ def gather_rows(vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:
     rows took 2.0 ms against 6.1 ms by plain fancy indexing, which walks row by row across
     every column.
     """
-    if vectors.flags.f_contiguous and not vectors.flags.c_contiguous:
+    if by_columns(vectors):
         return np.take(vectors.T, ids, axis=1).T
     return vectors[ids]
+
+
+def by_columns(vectors: np.ndarray) -> bool:
+    """Whether `vectors` are stored by columns (their transpose is C order)."""
+    return bool(vectors.flags.f_contiguous and not vectors.flags.c_contiguous)
 
 
 def _excluded(
