@@ -34,7 +34,7 @@ from typing import Literal, Protocol
 import faiss
 import numpy as np
 
-from service.engine.search.rescoring import gather_rows
+from service.engine.search.rescoring import gather_rows, stored_by_columns
 from service.engine.tables.rows import RowStore
 
 KernelName = Literal["blas", "faiss"]
@@ -139,9 +139,7 @@ class BlasKernel:
         self.scales = scales
         # The table's rows are stored by columns (tables/layout.py), or, for a table handed in
         # already checked in row order, by rows: each has its own fastest products.
-        self.by_columns = (
-            bool(self.vectors.flags.f_contiguous) and not self.vectors.flags.c_contiguous
-        )
+        self.by_columns = stored_by_columns(self.vectors)
         # The dot product (width terms, the direction rounded to float32 too), the scale's
         # rounding and the multiplication by it: (width + 3) roundings of u, doubled for safety.
         self.error = float32_dot_error(width + 3) + UNDERFLOW_SLACK

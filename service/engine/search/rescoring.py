@@ -76,19 +76,18 @@ def _groups(
     stored row after row, sparse candidates, or one query's candidates beyond the budget are
     read from the table itself.
     """
-    total = sum(len(p) for p in positions)
     rows = store.table.rows
-    if not by_columns(store.vectors) or total * SHARING < rows:
+    if not stored_by_columns(store.vectors) or sum(map(len, positions)) * SHARING < rows:
         return [(slice(0, queries), False)]
     most = max(1, GATHER_BUDGET // (4 * store.vectors.shape[1]))
     groups: list[tuple[slice, bool]] = []
     start, held = 0, 0
-    for query in range(queries + 1):
-        count = len(positions[query]) if query < queries else most + 1
-        if query > start and held + count > most:
+    for query, candidates in enumerate(positions):
+        if query > start and held + len(candidates) > most:
             groups.append((slice(start, query), held <= most and held * SHARING >= rows))
             start, held = query, 0
-        held += count
+        held += len(candidates)
+    groups.append((slice(start, queries), held <= most and held * SHARING >= rows))
     return groups
 
 
@@ -200,12 +199,12 @@ def gather_rows(vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:
     rows took 2.0 ms against 6.1 ms by plain fancy indexing, which walks row by row across
     every column.
     """
-    if by_columns(vectors):
+    if stored_by_columns(vectors):
         return np.take(vectors.T, ids, axis=1).T
     return vectors[ids]
 
 
-def by_columns(vectors: np.ndarray) -> bool:
+def stored_by_columns(vectors: np.ndarray) -> bool:
     """Whether `vectors` are stored by columns (their transpose is C order)."""
     return bool(vectors.flags.f_contiguous and not vectors.flags.c_contiguous)
 
