@@ -4,10 +4,12 @@ guard that the served kernel runs at the speed of the best layout.
 Run: .venv/bin/python -m benchmarks.engine_throughput [--seconds 1] [--rounds 3]
      [--batch 1 4 8 16 32 64 128 256] [--check 0.95]
 
-Every configuration is measured in the same run, in `--rounds` rounds that alternate their
-order; the median round is printed, and each ratio is the median of the rounds' own ratios
-(both sides measured in the same round). The searches are the service's own (CosineSearch: pass,
-selection, exact rescoring) over the same table:
+Every configuration is measured in the same run, in `--rounds` rounds; the median round is
+printed, and each ratio is the median of the rounds' own ratios (both sides measured in the same
+round). Within a round, the kernels the guard compares take turns one batch at a time at each
+batch size (the same queries, the order rotating every turn), so a drift of the machine's speed
+touches each alike. The searches are the service's own (CosineSearch: pass, selection, exact
+rescoring) over the same table:
 
 - served: the table as the service holds it, its one float32 copy stored by columns
   (tables/layout.py), with the served kernel;
@@ -47,7 +49,10 @@ from service.engine.search.queries import Plan
 from service.engine.tables.table import EmbeddingTable
 
 SINGLE_COPY = ("served", "rows")
-KERNELS = (*SINGLE_COPY, "two copies", "faiss")
+# The kernels the guard compares, measured taking turns; FAISS (for reference) is measured on
+# its own: its OpenMP threads keep spinning after a search and would slow the BLAS call after it.
+COMPARED = (*SINGLE_COPY, "two copies")
+KERNELS = (*COMPARED, "faiss")
 # rows @ Q.T beats Q @ rows.T on row-order rows up to this many directions (measured here).
 ROWS_FIRST_ON_ROWS = 16
 
@@ -114,6 +119,28 @@ def queries_per_second(
     return done / (time.perf_counter() - started)
 
 
+def turns_per_second(
+    by_kernel: dict[str, CosineSearch], queries: dict[str, list[Plan]], batch: int, seconds: float
+) -> dict[str, float]:
+    """Planned queries answered per second by each search in batches of `batch`, the searches
+    taking turns one batch at a time (the same batch, the order rotating every turn) until each
+    has run for `seconds`: a drift of the machine's speed touches every search alike, where
+    measuring one after the other for `seconds` each gave each its own stretch of time."""
+    names = list(by_kernel)
+    spent, done = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0)
+    position, turn = 0, 0
+    while min(spent.values()) < seconds:
+        for name in names[turn % len(names) :] + names[: turn % len(names)]:
+            chunk = queries[name][position : position + batch]
+            started = time.perf_counter()
+            by_kernel[name].search(chunk)
+            spent[name] += time.perf_counter() - started
+            done[name] += len(chunk)
+        position = (position + batch) % (len(queries[names[0]]) - batch)
+        turn += 1
+    return {name: done[name] / spent[name] for name in names}
+
+
 def timed_rate(work: Callable[[], object], seconds: float) -> float:
     """Calls of `work` per second."""
     work()
@@ -138,17 +165,18 @@ def read_bandwidth(columns: np.ndarray, seconds: float) -> float:
 
 def measure(args: argparse.Namespace, by_kernel: dict[str, CosineSearch], rows: np.ndarray):  # type: ignore[no-untyped-def]
     """Median rate of every (kernel, batch), and of the sgemm bound, over the rounds."""
-    # Kernel by kernel within a round: FAISS's OpenMP threads keep spinning after a search and
-    # would slow a BLAS measurement that followed it directly.
     columns = np.ascontiguousarray(by_kernel["served"].table.vectors.T)
     queries = {kernel: planned(search, rows) for kernel, search in by_kernel.items()}
+    compared = {kernel: by_kernel[kernel] for kernel in COMPARED}
     rounds: dict[tuple[str, int], list[float]] = {}
-    for round_ in range(args.rounds):
-        order = list(KERNELS) if round_ % 2 == 0 else list(reversed(KERNELS))
-        for kernel in order:
-            for batch in args.batch:
-                rate = queries_per_second(by_kernel[kernel], queries[kernel], batch, args.seconds)
+    for _ in range(args.rounds):
+        for batch in args.batch:
+            rates = turns_per_second(compared, queries, batch, args.seconds)
+            for kernel, rate in rates.items():
                 rounds.setdefault((kernel, batch), []).append(rate)
+        for batch in args.batch:
+            rate = queries_per_second(by_kernel["faiss"], queries["faiss"], batch, args.seconds)
+            rounds.setdefault(("faiss", batch), []).append(rate)
         for batch in args.batch:
             rounds.setdefault(("sgemm", batch), []).append(sgemm_rate(columns, batch, args.seconds))
         rounds.setdefault(("bandwidth", 0), []).append(read_bandwidth(columns, args.seconds))

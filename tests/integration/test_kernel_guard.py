@@ -1,10 +1,13 @@
 """The kernel guard: CI runs benchmarks/engine_throughput.py short, so the served exact search
 cannot fall below the best layout on the same data without failing the build.
 
-A ratio measured in one run (served / the best other layout: the median of nine alternating
-rounds' own ratios, both sides measured in the same round), never an absolute time. The short
-form's bar (0.8) sits below the full run's 0.95 because a fraction of a second per
-configuration is noisier on a shared machine; the regression it exists for ran at 0.41-0.70x.
+A ratio measured in one run (served / the best other layout: the median of nine rounds' own
+ratios, the kernels taking turns batch by batch within each round), never an absolute time. The
+short form's bar (0.85) sits below the full run's 0.95 because a fraction of a second per
+configuration is noisier on a shared machine: with two busy loops on the machine's two cores,
+its ratios ran 0.90-1.07x (0.89-1.21x when each kernel had its own stretch of time, as before,
+with a bar of 0.8). The regression it exists for ran at 0.41-0.70x; a product doing a fifth
+more work fails it (0.84-0.85x at 128 directions).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ def run(*extra: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_served_kernel_keeps_up_with_the_best_layout() -> None:
     # Nine rounds, not five: on a machine running at two thirds of its speed one of five
-    # alternating rounds swung the median to 0.77x at batch 32 (1,243-1,646 q/s served).
-    result = run("--rounds", "9", "--batch", "1", "8", "32", "128", "--check", "0.8")
+    # rounds swung the median to 0.77x at batch 32 (1,243-1,646 q/s served).
+    result = run("--rounds", "9", "--batch", "1", "8", "32", "128", "--check", "0.85")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "guard passed" in result.stdout
     table = [line.split() for line in result.stdout.splitlines() if line[:6].strip().isdigit()]
