@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.server import LOGS, free_port, server_log, wait_until_ready
+from benchmarks.server import LOGS, forget, free_port, server_log, wait_until_ready
 from loadtests import attacks
 
 API_KEY = "attack-api-key"
@@ -212,6 +212,7 @@ def attacked_server(
     finally:
         process.kill()
         process.wait(timeout=30)
+        forget(process)
 
 
 def alive(process: subprocess.Popen[str], port: int) -> bool:

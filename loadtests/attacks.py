@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.big_tables_http import child_pids
-from benchmarks.server import start_server
+from benchmarks.server import forget, start_server
 from benchmarks.workloads import default_vocabulary, random_vectors, vector_bodies
 from benchmarks.worst_case import invalid_bodies
 from benchmarks.wrk import run_wrk
@@ -666,6 +666,7 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=30)
+            forget(process)
         note = (
             f"killed {len(killed)} workers; probe {answered[0]} answered, {cut[0]} cut in "
             f"flight, {refused[0]} refused"

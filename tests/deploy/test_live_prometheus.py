@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from benchmarks.server import free_port, start_server
+from benchmarks.server import forget, free_port, start_server
 from deploy import stack_check
 from deploy.live_monitoring import (
     JOB,
@@ -83,6 +83,7 @@ def service() -> Iterator[str]:
         yield base
     finally:
         stop(process)
+        forget(process)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.big_tables_http import child_pids
-from benchmarks.server import free_port, start_server
+from benchmarks.server import forget, free_port, start_server
 from tests.integration.test_cli import call, errors_of, run_cli
 from tests.server.test_starting import probe
 
@@ -70,6 +70,7 @@ def test_serves_the_prepared_form_with_its_index_and_workers(prepared: Path) -> 
     finally:
         process.terminate()
         code = process.wait(timeout=60)
+        forget(process)
     assert code == 0
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]
 
@@ -111,6 +112,7 @@ def test_a_table_prepared_row_after_row_serves_the_same_answers(
     finally:
         process.terminate()
         process.wait(timeout=60)
+        forget(process)
 
 
 def test_a_corrupt_prepared_table_stops_start_up_with_one_line(
