@@ -6,14 +6,18 @@ Run (wrk from Debian):
 
 A variant is NAME=DIR[:VAR=VALUE,...]: the `service` package in DIR, started with the extra
 environment variables. Every variant runs as its own server, all started before measuring;
-the measurements alternate between them, round after round, so the machine's drift touches
-each alike. Per variant and round, at 32 connections: /healthz, then the scenarios: Zipf token
-neighbours (after every server's cache has warmed on the same tokens), distinct raw vectors as
-JSON floats or as base64 float32 (vectors_b64), and distinct Google-set analogies (each run gets
-a disjoint share, so the cache cannot answer them). wrk and the servers share
-the machine's cores. Beside throughput, each run reports the server process's CPU time per
-request (user + system, all threads, from /proc): it moves far less than throughput when other
-work shares the machine.
+the measurements alternate between them so the machine's drift touches each alike: in every
+round each scenario is measured on every variant, one right after the other, and the variants'
+order is reversed every other round (give an even --rounds): measured in a fixed order, the
+variant that ran second led in both orders of a two-variant A/B (BENCHMARKS.md, stop 36). Per
+variant and round, at 32 connections: /healthz, then the scenarios: Zipf token neighbours (after
+every server's cache has warmed on the same tokens), distinct raw vectors as JSON floats or as
+base64 float32 (vectors_b64), and distinct Google-set analogies (each run gets a disjoint share,
+so the cache cannot answer them). wrk and the servers share the machine's cores. Beside
+throughput, each run reports the server process's CPU time per request (user + system, all
+threads, from /proc): it moves far less than throughput when other work shares the machine.
+The last lines compare every variant with the first, paired: the median over the rounds of the
+two measurements' ratio within the round, req/s and CPU per request.
 """
 
 from __future__ import annotations
@@ -97,14 +101,20 @@ def timed_wrk(pid: int, url: str, seconds: int, bodies: list[str] | None = None)
     return Run(result, spent / max(1, result.requests) * 1e6)
 
 
-def measure(
-    pid: int, base: str, work: dict[str, list[str]], names: list[str], seconds: int
-) -> dict[str, Run]:
-    """One round against one server: its /healthz, then each scenario named."""
-    results = {"healthz": timed_wrk(pid, base + "/healthz", seconds)}
-    for name in names:
-        results[name] = timed_wrk(pid, base + PATHS[name], seconds, work[name])
-    return results
+def order_of(variants: int, round_: int) -> list[int]:
+    """The variants (by position) in the order round `round_` measures them: reversed every
+    other round, so none is measured first more often than another."""
+    order = list(range(variants))
+    return order[::-1] if round_ % 2 else order
+
+
+def paired(first: list[dict[str, Run]], other: list[dict[str, Run]], name: str) -> str:
+    """`other` against `first` in scenario `name`: the medians over the rounds of the ratios of
+    req/s and of CPU per request, both measured in the same round."""
+    rates = [o[name].wrk.requests_per_second / f[name].wrk.requests_per_second
+             for f, o in zip(first, other, strict=True)]  # fmt: skip
+    cpus = [o[name].cpu_us / f[name].cpu_us for f, o in zip(first, other, strict=True)]
+    return f"{name} {statistics.median(rates):.2f}x req/s, {statistics.median(cpus):.2f}x CPU"
 
 
 def main() -> None:
@@ -133,16 +143,31 @@ def main() -> None:
         for base in bases.values():  # warm-up: every server's cache sees its tokens once
             run_wrk(base + NEIGHBORS, CONNECTIONS, 15, work["tokens"][0])
         for round_ in range(args.rounds):
-            for number, variant in enumerate(args.variant):
-                run = round_ * len(args.variant) + number
-                bodies = {name: lists[run] for name, lists in work.items()}
-                pid = servers[variant.name][0].pid
-                result = measure(pid, bases[variant.name], bodies, args.scenarios, args.seconds)
-                results[variant.name].append(result)
-                print(f"round {round_ + 1} {variant.name}: " + _line(result), flush=True)
+            order = order_of(len(args.variant), round_)
+            measured: dict[int, dict[str, Run]] = {number: {} for number in order}
+            for scenario in ["healthz", *args.scenarios]:
+                for number in order:
+                    variant = args.variant[number]
+                    pid = servers[variant.name][0].pid
+                    if scenario == "healthz":
+                        run = timed_wrk(pid, bases[variant.name] + "/healthz", args.seconds)
+                    else:
+                        bodies = work[scenario][round_ * len(args.variant) + number]
+                        url = bases[variant.name] + PATHS[scenario]
+                        run = timed_wrk(pid, url, args.seconds, bodies)
+                    measured[number][scenario] = run
+            for number in order:
+                name = args.variant[number].name
+                results[name].append(measured[number])
+                print(f"round {round_ + 1} {name}: " + _line(measured[number]), flush=True)
     print("median req/s over the rounds (p99 ms) [server CPU us per request]:")
     for name, runs in results.items():
         print(f"  {name:>12}: " + _medians(runs))
+    first, *others = args.variant
+    for variant in others:
+        print(f"paired, {variant.name} / {first.name}: " + "  ".join(
+            paired(results[first.name], results[variant.name], scenario)
+            for scenario in ["healthz", *args.scenarios]))  # fmt: skip
 
 
 def _line(result: dict[str, Run]) -> str:
