@@ -106,19 +106,6 @@ def planned(search: CosineSearch, rows: np.ndarray) -> list[Plan]:
     return [search.plan(NeighborQuery(vectors[r], 10, frozenset({int(r)}))) for r in rows]
 
 
-def queries_per_second(
-    search: CosineSearch, queries: list[Plan], batch: int, seconds: float
-) -> float:
-    """Planned queries answered per second in batches of `batch`."""
-    done, started, position = 0, time.perf_counter(), 0
-    while time.perf_counter() - started < seconds:
-        chunk = queries[position : position + batch]
-        search.search(chunk)
-        done += len(chunk)
-        position = (position + batch) % (len(queries) - batch)
-    return done / (time.perf_counter() - started)
-
-
 def turns_per_second(
     by_kernel: dict[str, CosineSearch], queries: dict[str, list[Plan]], batch: int, seconds: float
 ) -> dict[str, float]:
@@ -175,7 +162,8 @@ def measure(args: argparse.Namespace, by_kernel: dict[str, CosineSearch], rows: 
             for kernel, rate in rates.items():
                 rounds.setdefault((kernel, batch), []).append(rate)
         for batch in args.batch:
-            rate = queries_per_second(by_kernel["faiss"], queries["faiss"], batch, args.seconds)
+            faiss_only = {"faiss": by_kernel["faiss"]}
+            rate = turns_per_second(faiss_only, queries, batch, args.seconds)["faiss"]
             rounds.setdefault(("faiss", batch), []).append(rate)
         for batch in args.batch:
             rounds.setdefault(("sgemm", batch), []).append(sgemm_rate(columns, batch, args.seconds))
