@@ -37,7 +37,7 @@ def guarded_protocol() -> Any:
     """The service's GuardedProtocol with the default settings' bounds."""
     from service.server.guards import ConnectionGuard, default_max_connections
 
-    from service.api.middleware.admission import InFlight
+    from service.api.edge import InFlight
     from service.config import Settings
     from service.server.connections import protocol_for
 

@@ -327,7 +327,7 @@ class Settings(BaseSettings):
     direct_queries: bool = Field(
         True,
         description="Answer valid table queries without FastAPI's routing and dependency "
-        "solving (service/api/middleware/fast_path.py, the same door as the routes): same "
+        "solving (service/api/edge.py, the same door as the routes): same "
         "validation, answers and errors, less Python "
         "per request on the event loop. Off: every query goes through the FastAPI routes; "
         "the A/B of BENCHMARKS.md.",

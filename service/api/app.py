@@ -10,16 +10,9 @@ from fastapi.telemetry import TelemetryConfig
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.cors import CORSMiddleware
 
+from service.api.edge import BodyRules, Edge, InFlight
 from service.api.errors import error_responses, install_error_handlers
-from service.api.middleware.access import AccessMiddleware, KeyRing, document_security
-from service.api.middleware.admission import (
-    BodyMiddleware,
-    BodyRules,
-    InFlight,
-    InFlightLimitMiddleware,
-)
-from service.api.middleware.fast_path import FastPathMiddleware
-from service.api.middleware.metrics import MetricsMiddleware
+from service.api.keys import KeyRing, document_security
 from service.api.openapi import DESCRIPTION, document_bodies
 from service.api.routes import admin as routes_admin
 from service.api.routes import diagnostics as routes_diagnostics
@@ -128,22 +121,21 @@ def route_templates(app: FastAPI) -> list[str]:
 
 
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
-    """Innermost first: direct queries, in-flight limit, body, access, metrics, CORS."""
-    if settings.direct_queries:
-        app.add_middleware(FastPathMiddleware, services=app.state.services)
-    app.add_middleware(InFlightLimitMiddleware, in_flight=app.state.in_flight)
+    """The edge (metrics, access, body, in flight, the direct door), and CORS around it."""
     rules = BodyRules(
         limit=settings.max_body_bytes,
         budget=settings.max_body_bytes_in_flight,
         retry_after=settings.retry_after_seconds,
     )
-    app.add_middleware(BodyMiddleware, rules=rules)
     app.add_middleware(
-        AccessMiddleware,
+        Edge,
         keys=keys,
         metrics_require_key=settings.metrics_require_key,
+        rules=rules,
+        in_flight=app.state.in_flight,
+        templates=app.state.route_templates,
+        services=app.state.services if settings.direct_queries else None,
     )
-    app.add_middleware(MetricsMiddleware, templates=app.state.route_templates)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -56,8 +56,7 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.middleware.admission import BOUNDED_PREFIX, InFlight
-from service.api.middleware.metrics import compiled_templates, template_of
+from service.api.edge import BOUNDED_PREFIX, InFlight, compiled_templates, template_of
 from service.config import Settings
 from service.engine.errors import EngineError
 from service.errors import (

@@ -21,7 +21,7 @@ from types import FrameType
 
 import uvicorn
 
-from service.api.middleware.access import KeyRing
+from service.api.keys import KeyRing
 from service.loading.registry import Registry
 from service.loading.tables import TableLoader
 

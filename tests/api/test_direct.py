@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from service.api import edge as direct
 from service.api import query
-from service.api.middleware import fast_path as direct
 from service.engine.tables.table import EmbeddingTable
 from service.operations import door
 from tests.conftest import AppOf

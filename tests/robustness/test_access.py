@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from service.api.middleware.access import NoUsableKey, matches, read_keys
+from service.api.edge import matches
+from service.api.keys import NoUsableKey, read_keys
 from tests.robustness.conftest import AppFactory, assert_envelope
 from tests.robustness.servers import call, server_process
 from tests.robustness.test_reload import wait_for

@@ -1,0 +1,350 @@
+"""The edge: everything a request meets before the app, in one plain ASGI middleware.
+
+In this order, each refusal answered in the one error envelope (service/errors.py `encode`):
+
+1. **Metrics**: latency and count by route template (never the raw path), refusals included;
+   probes and scrapes are not measured.
+2. **Access**: the API or admin key a path needs (service/api/keys.py), compared in constant
+   time; 401 with a challenge without it.
+3. **The body**, read whole before anything else sees it, within two bounds, each refused with
+   the connection closed: 413 past `max_body_bytes` (at once from Content-Length, else once it
+   streams past), and 429 when the bodies held at once (read or being answered) would pass
+   `max_body_bytes_in_flight`. The deadline for a body to arrive is the connection's
+   (service/server/connections.py: 408 and close). A lying or absent Content-Length cannot get
+   more past, and a client that sends its body slowly holds no in-flight slot (that comes after).
+4. **In flight**: at most `max_in_flight` table requests at once, counted once their body has
+   arrived; past it, 429 (the connection protocol refuses them earlier still, unread).
+5. **The door**: a POST /v1/tables/{table}/{operation} goes straight to operations.door.answer,
+   the function the FastAPI route calls too (the same parsing, validation, answer and errors,
+   by construction) without routing and dependency solving; `direct_queries = false` sends it
+   through the routes instead. Anything else goes on to the FastAPI app.
+
+Why one middleware and not five stacked: the event loop and the search worker share one GIL,
+so every microsecond of Python per request on the loop is one the worker cannot use. Stacked,
+each layer cost a coroutine, and the metrics a wrapped `send` and the body a replaying
+`receive` on every request, the fast path's too (docs/benchmarks.md: the A/B of this change).
+A refused request costs no routing, parsing or validation.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.routing import compile_path
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.api.keys import ADMIN_PREFIX, METRICS_PATH, OPEN_PATHS, KeyRing
+from service.engine.errors import EngineError
+from service.errors import BodyTooLarge, Overloaded, Unauthorized, encode
+from service.explorer import is_page_path
+from service.metrics import IN_FLIGHT, REQUEST_SECONDS, REQUESTS
+from service.operations.catalog import OPERATIONS, Operation
+from service.operations.door import Services, answer
+
+# Table requests: the only work bounded in flight (probes, scrapes and admin calls must get
+# through an overload), never a page, never open when keys are configured.
+BOUNDED_PREFIX = "/v1/tables"
+TABLES_PREFIX = "/v1/tables/"
+# Probes and scrapes would drown the latency of real traffic; they are not measured.
+UNMEASURED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class InFlight:
+    """Table requests being served: counted once their body has arrived, until they answer.
+
+    Shared by the edge, which counts them, and the connection protocol
+    (service/server/connections.py), which refuses a table request at once, without reading
+    its body, while the count is at its limit. One event loop runs both, so a plain counter is
+    exact.
+    """
+
+    def __init__(self, limit: int, retry_after: int) -> None:
+        self.limit = limit
+        self.retry_after = retry_after
+        self.count = 0
+
+    def full(self) -> bool:
+        """Whether another table request would go past the limit."""
+        return self.count >= self.limit
+
+    def overloaded(self) -> Overloaded:
+        """The error a refused request gets."""
+        return Overloaded("requests in flight", self.limit, self.retry_after)
+
+
+@dataclass(frozen=True)
+class BodyRules:
+    """How bodies are read: the largest, and the bytes held at once across requests."""
+
+    limit: int
+    budget: int
+    retry_after: int
+
+
+class ClientDisconnected(Exception):
+    """The client went away before its whole body arrived."""
+
+
+class Edge:
+    """Metrics, access, the body, in flight and the door, in that order (module docstring)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        keys: KeyRing,
+        metrics_require_key: bool,
+        rules: BodyRules,
+        in_flight: InFlight,
+        templates: Iterable[str],
+        services: Services | None,
+    ) -> None:
+        self.app = app
+        self.keys = keys
+        self.metrics_require_key = metrics_require_key
+        self.rules = rules
+        self.in_flight = in_flight
+        # None: `direct_queries` is off, every request goes on to the app.
+        self.services = services
+        # For requests answered before routing (refused, or 404/405), which carry no route.
+        self.templates = compiled_templates(templates)
+        # (template, method, status class) -> the labelled histogram and counter: labels()
+        # costs microseconds per call, on every request.
+        self.children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+        # Body bytes held at once, by requests being read or answered.
+        self.held = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        # The status sent; stays 499 (nginx's "client closed request") only if the client left
+        # before an answer (or the app raised before answering: the server answers 500 then).
+        status = [499]
+        if scope["path"] in UNMEASURED_PATHS:
+            await self._admit(scope, receive, send, status)
+            return
+        started = time.perf_counter()
+        IN_FLIGHT.inc()
+        try:
+            await self._admit(scope, receive, send, status)
+        finally:
+            IN_FLIGHT.dec()
+            self._observe(scope, status[0], time.perf_counter() - started)
+
+    async def _admit(self, scope: Scope, receive: Receive, send: Send, status: list[int]) -> None:
+        """Access, the body, in flight, then the door or the app; `status[0]` what was sent."""
+        path: str = scope["path"]
+        admin = path.startswith(ADMIN_PREFIX)
+        needed = self.required_keys(path, admin)
+        if needed:
+            presented = bearer_token(scope)
+            if presented is None or not matches(presented, needed):
+                status[0] = await refuse(Unauthorized(presented is not None, admin), send)
+                return
+        declared = _content_length(scope)
+        if declared is not None and declared > self.rules.limit:
+            status[0] = await refuse(BodyTooLarge(self.rules.limit), send, close=True)
+            return
+        reserved = [0]  # grown while the body streams in, released once answered
+        try:
+            try:
+                body = await self._read(receive, declared or 0, reserved)
+            except ClientDisconnected:
+                return  # nobody is left to answer
+            except EngineError as error:
+                status[0] = await refuse(error, send, close=True)
+                return
+            if not path.startswith(BOUNDED_PREFIX):
+                await self._dispatch(scope, body, receive, send, status)
+                return
+            if self.in_flight.full():
+                status[0] = await refuse(self.in_flight.overloaded(), send)
+                return
+            self.in_flight.count += 1
+            try:
+                await self._dispatch(scope, body, receive, send, status)
+            finally:
+                self.in_flight.count -= 1
+        finally:
+            self.held -= reserved[0]
+
+    async def _dispatch(
+        self, scope: Scope, body: bytes, receive: Receive, send: Send, status: list[int]
+    ) -> None:
+        """A query to the door (when `direct_queries` is on), anything else to the app."""
+        services = self.services
+        target = target_of(scope) if services is not None else None
+        if services is None or target is None:
+            await self._to_app(scope, body, receive, send, status)
+            return
+        table, operation = target
+        scope["route"] = operation.route
+        encoded = await answer(operation, table, body, content_type(scope), services)
+        status[0] = encoded.status
+        await send({"type": "http.response.start", "status": encoded.status,
+                    "headers": encoded.headers})  # fmt: skip
+        await send({"type": "http.response.body", "body": encoded.body})
+
+    async def _to_app(
+        self, scope: Scope, body: bytes, receive: Receive, send: Send, status: list[int]
+    ) -> None:
+        """The FastAPI app, given the body already read and a `send` that notes the status."""
+
+        async def send_with_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        whole = {"type": "http.request", "body": body, "more_body": False}
+        await self.app(scope, replay(whole, receive), send_with_status)
+
+    def required_keys(self, path: str, admin: bool) -> tuple[bytes, ...]:
+        """The keys that open `path`; empty when it is open."""
+        if not path.startswith(TABLES_PREFIX) and (path in OPEN_PATHS or is_page_path(path)):
+            return ()
+        if path == METRICS_PATH and not self.metrics_require_key:
+            return ()
+        if admin:
+            # Without an admin key the admin routes are not mounted: the answer is a 404.
+            return self.keys.admin
+        if not self.keys.api:
+            return ()
+        return self.keys.api + self.keys.admin
+
+    async def _read(self, receive: Receive, declared: int, reserved: list[int]) -> bytes:
+        """The whole body; BodyTooLarge or Overloaded past a bound."""
+        self._reserve(declared, reserved)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise ClientDisconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.rules.limit:
+                raise BodyTooLarge(self.rules.limit)
+            self._reserve(size, reserved)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _reserve(self, size: int, reserved: list[int]) -> None:
+        """Hold `size` bytes for this body (what it already holds counts); Overloaded if the
+        budget cannot. An empty budget admits any one body, so no allowed body is refused."""
+        more = size - reserved[0]
+        if more <= 0:
+            return
+        if self.held and self.held + more > self.rules.budget:
+            what = "request bodies held at once (bytes)"
+            raise Overloaded(what, self.rules.budget, self.rules.retry_after)
+        self.held += more
+        reserved[0] = size
+
+    def _observe(self, scope: Scope, status: int, seconds: float) -> None:
+        labels = (self.route_template(scope), scope["method"], f"{status // 100}xx")
+        children = self.children.get(labels)
+        if children is None:
+            children = REQUEST_SECONDS.labels(*labels), REQUESTS.labels(*labels)
+            self.children[labels] = children
+        children[0].observe(seconds)
+        children[1].inc()
+
+    def route_template(self, scope: Scope) -> str:
+        """The route's path template, e.g. /v1/tables/{table}/neighbors; never the raw path."""
+        route = scope.get("route")
+        if route is not None and hasattr(route, "path"):
+            return str(route.path)
+        return template_of(scope["path"], self.templates)
+
+
+async def refuse(error: EngineError, send: Send, close: bool = False) -> int:
+    """Answer `error` in the envelope; `close` ends the connection (an unread body follows).
+    Returns the status sent."""
+    encoded = encode(error)
+    headers = [*encoded.headers, (b"connection", b"close")] if close else encoded.headers
+    await send({"type": "http.response.start", "status": encoded.status, "headers": headers})
+    await send({"type": "http.response.body", "body": encoded.body})
+    return encoded.status
+
+
+def matches(presented: bytes, keys: tuple[bytes, ...]) -> bool:
+    """Whether `presented` is one of `keys`; every key is compared, each in constant time."""
+    found = False
+    for key in keys:
+        found |= hmac.compare_digest(presented, key)
+    return found
+
+
+def bearer_token(scope: Scope) -> bytes | None:
+    """The token of an 'Authorization: Bearer <token>' header, if there is one."""
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.partition(b" ")
+            if scheme.lower() == b"bearer" and token.strip():
+                return token.strip()
+            return b""
+    return None
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def content_type(scope: Scope) -> str:
+    """The request's Content-Type ('' when it has none)."""
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return str(value.decode("latin-1"))
+    return ""
+
+
+def target_of(scope: Scope) -> tuple[str, Operation] | None:
+    """(table, operation) for a POST to a query route."""
+    if scope["method"] != "POST":
+        return None
+    path: str = scope["path"]
+    if not path.startswith(TABLES_PREFIX):
+        return None
+    parts = path[len(TABLES_PREFIX) :].split("/")
+    if len(parts) != 2 or parts[1] not in OPERATIONS:
+        return None
+    return parts[0], OPERATIONS[parts[1]]
+
+
+def replay(message: Message, receive: Receive) -> Receive:
+    """A receive that yields a message already taken, then whatever the client sends."""
+    pending = True
+
+    async def replayed() -> Message:
+        nonlocal pending
+        if pending:
+            pending = False
+            return message
+        return await receive()
+
+    return replayed
+
+
+def compiled_templates(templates: Iterable[str]) -> list[tuple[re.Pattern[str], str]]:
+    """Route templates with the regular expressions that match their paths."""
+    return [(compile_path(path)[0], path) for path in templates]
+
+
+def template_of(path: str, templates: list[tuple[re.Pattern[str], str]]) -> str:
+    """The first template matching `path`, or 'unmatched'."""
+    for pattern, template in templates:
+        if pattern.match(path):
+            return template
+    return "unmatched"
