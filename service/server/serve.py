@@ -18,7 +18,7 @@ from service.config import load_settings
 from service.loading.registry import Registry
 from service.loading.tables import load_all
 from service.runtime.heap import limit_arenas
-from service.server.connections import FACTORY, ConnectionGuard, protocol_for
+from service.server.connections import FACTORIES, ConnectionGuard, protocol_for
 from service.server.graceful import GracefulServer
 from service.server.starting import LoadingResponder, listening_socket
 from service.server.workers import report_ready, run_workers
@@ -97,7 +97,7 @@ def _run_server(settings: Any, registry: Any, sock: Any, announce: bool) -> int:
         log_level=settings.log_level,
         access_log=settings.access_log,
         timeout_graceful_shutdown=settings.shutdown_timeout_seconds,
-        loop=FACTORY if settings.event_loop == "asyncio" else settings.event_loop,
+        loop=FACTORIES[settings.event_loop],
     )
     state = app.state
     server = GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds)
