@@ -18,11 +18,15 @@ from tests.robustness.servers import call, server_process
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server of the small table with tight limits, in a process capped at 256 descriptors."""
+@pytest.fixture(scope="module", params=["uvloop", "asyncio"])
+def server(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    """A server of the small table with tight limits, in a process capped at 256 descriptors,
+    on each event loop (both accept at most a burst a turn: service/server/connections.py)."""
     table = write_table(tmp_path_factory.mktemp("connections") / "tables", small_vectors())
     env = {
+        "EMBEDDING_SERVICE_EVENT_LOOP": request.param,
         "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table)}]),
         "EMBEDDING_SERVICE_MAX_IN_FLIGHT": "4",
         "EMBEDDING_SERVICE_BODY_TIMEOUT_SECONDS": "2",
