@@ -10,7 +10,14 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import httpx
 
 from embedding_service.base import BaseClient
-from embedding_service.exchange import Outcome, Step, Wait, outcome_of, unanswered_as_unreachable
+from embedding_service.exchange import (
+    STALE_CONNECTION,
+    Outcome,
+    Step,
+    Wait,
+    outcome_of,
+    unanswered_as_unreachable,
+)
 from embedding_service.plans import Plan, methods
 
 P = ParamSpec("P")
@@ -58,7 +65,10 @@ class AsyncClient(BaseClient):
             await asyncio.sleep(step.seconds)
             return None
         with unanswered_as_unreachable(self.url, step):
-            response = await self._http.request(step.method, step.path, json=step.body)
+            try:
+                response = await self._http.request(step.method, step.path, json=step.body)
+            except STALE_CONNECTION:  # once more, on a new connection
+                response = await self._http.request(step.method, step.path, json=step.body)
         return outcome_of(response)
 
     tables = async_method(methods.tables)

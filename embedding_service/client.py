@@ -11,7 +11,14 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import httpx
 
 from embedding_service.base import BaseClient, run_steps
-from embedding_service.exchange import Outcome, Step, Wait, outcome_of, unanswered_as_unreachable
+from embedding_service.exchange import (
+    STALE_CONNECTION,
+    Outcome,
+    Step,
+    Wait,
+    outcome_of,
+    unanswered_as_unreachable,
+)
 from embedding_service.plans import Plan, methods
 
 P = ParamSpec("P")
@@ -52,7 +59,10 @@ class Client(BaseClient):
             time.sleep(step.seconds)
             return None
         with unanswered_as_unreachable(self.url, step):
-            response = self._http.request(step.method, step.path, json=step.body)
+            try:
+                response = self._http.request(step.method, step.path, json=step.body)
+            except STALE_CONNECTION:  # once more, on a new connection
+                response = self._http.request(step.method, step.path, json=step.body)
         return outcome_of(response)
 
     tables = sync_method(methods.tables)

@@ -42,6 +42,12 @@ Step = Call | Wait
 Outcome = Answer | ServiceError | None
 # Asked once per client before its first batch: the server's configured limits.
 LIMITS = Call("GET", "/v1/limits")
+# A kept-alive connection the server closes while idle (header_timeout_seconds after its last
+# answer) can take a request in the moment it closes: the request is then reset or left without
+# an answer. No answer began, and every call of this client only reads, so such a request is
+# sent once more, on a new connection (RFC 9112, 9.3.1, allows it for idempotent requests);
+# a second failure is raised (Unreachable). The retry policy (429 and 503) is separate.
+STALE_CONNECTION = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 def exchange(plan: Plan[T], limits: Limits, policy: RetryPolicy) -> Generator[Step, Outcome, T]:

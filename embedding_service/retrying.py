@@ -1,7 +1,9 @@
 """When a refused request is sent again: only 429 and 503, after the server's Retry-After.
 
 Everything else (a 4xx, a 500, a connection that fails) is raised at once: a query that was
-wrong stays wrong, and one that failed inside the server may fail again more expensively.
+wrong stays wrong, and one that failed inside the server may fail again more expensively. (A
+request reset on a kept-alive connection the server was closing is sent once more on a new
+one before it counts as failed: exchange.STALE_CONNECTION.)
 """
 
 from __future__ import annotations
