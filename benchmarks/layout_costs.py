@@ -97,8 +97,9 @@ def in_panels(rows: np.ndarray, size: int) -> np.ndarray:
     padded with zero rows."""
     count, width = rows.shape
     stacked = np.zeros((-(-count // size), width, size), dtype=np.float32)
-    for start in range(0, count, BLOCK_ROWS):
-        block = rows[start : start + BLOCK_ROWS]
+    step = max(size, BLOCK_ROWS - BLOCK_ROWS % size)  # whole panels per block
+    for start in range(0, count, step):
+        block = rows[start : start + step]
         first = start // size
         padded = np.zeros((-(-len(block) // size) * size, width), dtype=np.float32)
         padded[: len(block)] = block
