@@ -2,7 +2,8 @@
 
 Run (wrk from Debian):
     .venv/bin/python -m benchmarks.ab_http --variant before=../wt-before --variant after=. \\
-        [--variant "direct-off=.:EMBEDDING_SERVICE_DIRECT_QUERIES=false"] [--rounds 2]
+        [--variant "direct-off=.:EMBEDDING_SERVICE_DIRECT_QUERIES=false"] [--rounds 2] \\
+        [--connections 32]
 
 A variant is NAME=DIR[:VAR=VALUE,...]: the `service` package in DIR, started with the extra
 environment variables. Every variant runs as its own server, all started before measuring;
@@ -12,12 +13,16 @@ order is reversed every other round (give an even --rounds): measured in a fixed
 variant that ran second led in both orders of a two-variant A/B (BENCHMARKS.md, stop 36). Per
 variant and round, at 32 connections: /healthz, then the scenarios: Zipf token neighbours (after
 every server's cache has warmed on the same tokens), distinct raw vectors as JSON floats or as
-base64 float32 (vectors_b64), and distinct Google-set analogies (each run gets a disjoint share,
-so the cache cannot answer them). wrk and the servers share the machine's cores. Beside
+base64 float32 (vectors_b64), and distinct Google-set analogies (each round a disjoint share, the
+same for every variant, so no server's cache can answer them and every variant is asked the
+same questions; until stop 39 each variant got its own share, and the same code measured
+0.88-1.07x itself on analogies). wrk and the servers share the machine's cores. Beside
 throughput, each run reports the server process's CPU time per request (user + system, all
 threads, from /proc): it moves far less than throughput when other work shares the machine.
 The last lines compare every variant with the first, paired: the median over the rounds of the
-two measurements' ratio within the round, req/s and CPU per request.
+two measurements' ratio within the round, req/s and CPU per request. `--connections 8 32 128`
+measures every scenario at each of those counts in every round (named `vectors@8` and so on;
+/healthz stays at 32), each with its own share of the analogies.
 """
 
 from __future__ import annotations
@@ -58,13 +63,13 @@ class Variant:
         return cls(name, os.path.abspath(folder), env)
 
 
-def scenarios(rounds: int, variants: int) -> dict[str, list[list[str]]]:
-    """Per scenario, one list of bodies per (round, variant) run."""
+def scenarios(runs: int) -> dict[str, list[list[str]]]:
+    """Per scenario, one list of bodies per run: every variant of an A/B gets a run's bodies
+    (each server has its own cache), and the analogies of different runs are disjoint."""
     table = workloads.default_vocabulary()
     questions = workloads.google_analogies(table)
     random.Random(0).shuffle(questions)
     analogies = workloads.analogy_bodies(questions, rounds=30)
-    runs = rounds * variants
     tokens = workloads.neighbor_bodies(workloads.zipf_tokens(table, 200_000))
     random_vectors = workloads.random_vectors(table.width, 25_000)
     vectors = workloads.vector_bodies(random_vectors)
@@ -94,9 +99,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed_wrk(pid: int, url: str, seconds: int, bodies: list[str] | None = None) -> Run:
+def timed_wrk(
+    pid: int,
+    url: str,
+    seconds: int,
+    bodies: list[str] | None = None,
+    connections: int = CONNECTIONS,
+) -> Run:
     before = cpu_seconds(pid)
-    result = run_wrk(url, CONNECTIONS, seconds, bodies)
+    result = run_wrk(url, connections, seconds, bodies)
     spent = cpu_seconds(pid) - before
     return Run(result, spent / max(1, result.requests) * 1e6)
 
@@ -130,10 +141,17 @@ def main() -> None:
         default=["tokens", "vectors", "analogies"],
         help="vectors_b64: raw vectors as base64 float32 (servers that accept vector_b64)",
     )
+    parser.add_argument("--connections", type=int, nargs="+", default=[CONNECTIONS])
     args = parser.parse_args()
     print(f"command: python -m benchmarks.ab_http {' '.join(sys.argv[1:])}")
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}; {CONNECTIONS} connections")
-    work = scenarios(args.rounds, len(args.variant))
+    counts = args.connections
+    print(f"machine: {os.cpu_count()} cores, {platform.machine()}; connections {counts}")
+    work = scenarios(args.rounds * len(counts))
+    labels = [
+        (scenario, count, scenario if counts == [CONNECTIONS] else f"{scenario}@{count}")
+        for scenario in args.scenarios
+        for count in counts
+    ]
     results: dict[str, list[dict[str, Run]]] = {v.name: [] for v in args.variant}
     with contextlib.ExitStack() as stack:
         servers = {v.name: start_server(v.env, cwd=v.folder) for v in args.variant}
@@ -145,17 +163,17 @@ def main() -> None:
         for round_ in range(args.rounds):
             order = order_of(len(args.variant), round_)
             measured: dict[int, dict[str, Run]] = {number: {} for number in order}
-            for scenario in ["healthz", *args.scenarios]:
+            for scenario, count, label in [("healthz", CONNECTIONS, "healthz"), *labels]:
                 for number in order:
                     variant = args.variant[number]
                     pid = servers[variant.name][0].pid
                     if scenario == "healthz":
                         run = timed_wrk(pid, bases[variant.name] + "/healthz", args.seconds)
                     else:
-                        bodies = work[scenario][round_ * len(args.variant) + number]
+                        bodies = work[scenario][round_ * len(counts) + counts.index(count)]
                         url = bases[variant.name] + PATHS[scenario]
-                        run = timed_wrk(pid, url, args.seconds, bodies)
-                    measured[number][scenario] = run
+                        run = timed_wrk(pid, url, args.seconds, bodies, count)
+                    measured[number][label] = run
             for number in order:
                 name = args.variant[number].name
                 results[name].append(measured[number])
@@ -166,8 +184,8 @@ def main() -> None:
     first, *others = args.variant
     for variant in others:
         print(f"paired, {variant.name} / {first.name}: " + "  ".join(
-            paired(results[first.name], results[variant.name], scenario)
-            for scenario in ["healthz", *args.scenarios]))  # fmt: skip
+            paired(results[first.name], results[variant.name], label)
+            for label in ["healthz", *(label for _, _, label in labels)]))  # fmt: skip
 
 
 def _line(result: dict[str, Run]) -> str:

@@ -93,7 +93,7 @@ def main() -> None:
     spy = py_spy()
     names = [variant.name for variant in args.variant]
     folders = [str(Path(variant.folder).resolve()) + os.sep for variant in args.variant]
-    bodies = scenarios(args.rounds, len(names))[args.scenario]
+    bodies = scenarios(args.rounds)[args.scenario]
     inclusive = {name: collections.Counter[str]() for name in names}
     own = {name: collections.Counter[str]() for name in names}
     requests, cpu = collections.Counter[str](), collections.Counter[str]()
@@ -119,7 +119,7 @@ def main() -> None:
                 )
                 before = cpu_seconds(process.pid)
                 url = base + PATHS[args.scenario]
-                load = bodies[round_ * len(names) + number]
+                load = bodies[round_]
                 result = run_wrk(url, CONNECTIONS, args.seconds, load)
                 spent = cpu_seconds(process.pid) - before
                 recorder.wait(timeout=60)
