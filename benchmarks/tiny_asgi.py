@@ -35,11 +35,9 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 def guarded_protocol() -> Any:
     """The service's GuardedProtocol with the default settings' bounds."""
-    from service.server.guards import ConnectionGuard, default_max_connections
-
-    from service.api.edge import InFlight
     from service.config import Settings
-    from service.server.connections import protocol_for
+    from service.runtime.batching import InFlight
+    from service.server.connections import ConnectionGuard, default_max_connections, protocol_for
 
     settings = Settings()
     guard = ConnectionGuard(

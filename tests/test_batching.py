@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 
 from service.config import Settings
-from service.runtime.batching import Batcher
+from service.runtime.batching import PIPELINE_FLOOR, Batcher, InFlight
 
 
 class Recorder:
@@ -121,6 +121,60 @@ def test_a_batch_holds_at_most_max_size_units_of_work() -> None:
     assert results == [2, 8, 8, 6, 18, 24, 2]
     assert recorder.batches == [[1], [4, 4], [3], [9], [12], [1]]
     assert all(sum(batch) <= 10 or len(batch) == 1 for batch in recorder.batches)
+
+
+def pipelined(in_flight: int, **settings: object) -> tuple[Recorder, Batcher[int, int]]:
+    """A batcher that reads an in-flight count of `in_flight` requests."""
+    recorder = Recorder()
+    count = InFlight(limit=1024, retry_after=1)
+    count.count = in_flight
+    return recorder, Batcher("test", recorder, Settings(**settings), in_flight=count)
+
+
+def test_a_pipelined_batch_takes_half_the_requests_in_flight() -> None:
+    """With 32 requests in flight, 31 queued behind the one computing are taken 16 and 15, so
+    the event loop answers one half while the other computes."""
+    recorder, batcher = pipelined(32)
+    results = held(recorder, batcher, list(range(32)))
+    assert results == [item * 2 for item in range(32)]
+    assert recorder.batches == [[0], list(range(1, 17)), list(range(17, 32))]
+
+
+def test_pipelining_off_takes_everything_queued() -> None:
+    recorder, batcher = pipelined(32, batch_pipelining=False)
+    held(recorder, batcher, list(range(32)))
+    assert recorder.batches == [[0], list(range(1, 32))]
+
+
+def test_a_pipelined_batch_always_takes_the_floors_requests() -> None:
+    recorder, batcher = pipelined(4)
+    held(recorder, batcher, list(range(12)))
+    assert PIPELINE_FLOOR == 8
+    assert recorder.batches == [[0], list(range(1, 9)), list(range(9, 12))]
+
+
+def test_a_requests_queries_are_never_split_for_the_pipeline() -> None:
+    """One request of 20 queries stays one batch (batch_max_size still bounds it), whatever
+    the in-flight count; the bound counts requests."""
+    recorder, batcher = pipelined(1, batch_max_size=100)
+
+    async def scenario() -> list:
+        batcher.start()
+        recorder.release.clear()
+        first = asyncio.ensure_future(batcher.submit(0))
+        await asyncio.sleep(0.05)
+        many = asyncio.ensure_future(batcher.submit_many(list(range(100, 120))))
+        singles = [asyncio.ensure_future(batcher.submit(item)) for item in range(1, 12)]
+        await asyncio.sleep(0.05)
+        recorder.release.set()
+        results = await asyncio.gather(first, many, *singles)
+        await batcher.close()
+        return results
+
+    results = asyncio.run(scenario())
+    assert results[1] == [item * 2 for item in range(100, 120)]
+    # The floor's 8 requests: the batch of 20 and 7 single queries, then the other 4.
+    assert recorder.batches == [[0], [*range(100, 120), *range(1, 8)], list(range(8, 12))]
 
 
 def test_the_search_worker_runs_faiss_on_compute_threads() -> None:

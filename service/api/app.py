@@ -10,7 +10,7 @@ from fastapi.telemetry import TelemetryConfig
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware.cors import CORSMiddleware
 
-from service.api.edge import BodyRules, Edge, InFlight
+from service.api.edge import BodyRules, Edge
 from service.api.errors import error_responses, install_error_handlers
 from service.api.keys import KeyRing, document_security
 from service.api.openapi import DESCRIPTION, document_bodies
@@ -87,7 +87,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.state.runtime = Runtime(settings)
     app.state.registry = registry or Registry(expected=[s.name for s in settings.served_tables()])
     app.state.loader = TableLoader(app.state.registry, settings)
-    app.state.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
+    app.state.in_flight = app.state.runtime.in_flight
     app.state.keys = keys = KeyRing.from_settings(settings)
     app.state.services = Services(app.state.registry, app.state.limits, app.state.runtime)
     install_error_handlers(app)

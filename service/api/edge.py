@@ -46,6 +46,7 @@ from service.explorer import is_page_path
 from service.metrics import IN_FLIGHT, REQUEST_SECONDS, REQUESTS
 from service.operations.catalog import OPERATIONS, Operation
 from service.operations.door import Services, answer
+from service.runtime.batching import InFlight
 
 # Table requests: the only work bounded in flight (probes, scrapes and admin calls must get
 # through an overload), never a page, never open when keys are configured.
@@ -53,29 +54,6 @@ BOUNDED_PREFIX = "/v1/tables"
 TABLES_PREFIX = "/v1/tables/"
 # Probes and scrapes would drown the latency of real traffic; they are not measured.
 UNMEASURED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
-
-
-class InFlight:
-    """Table requests being served: counted once their body has arrived, until they answer.
-
-    Shared by the edge, which counts them, and the connection protocol
-    (service/server/connections.py), which refuses a table request at once, without reading
-    its body, while the count is at its limit. One event loop runs both, so a plain counter is
-    exact.
-    """
-
-    def __init__(self, limit: int, retry_after: int) -> None:
-        self.limit = limit
-        self.retry_after = retry_after
-        self.count = 0
-
-    def full(self) -> bool:
-        """Whether another table request would go past the limit."""
-        return self.count >= self.limit
-
-    def overloaded(self) -> Overloaded:
-        """The error a refused request gets."""
-        return Overloaded("requests in flight", self.limit, self.retry_after)
 
 
 @dataclass(frozen=True)

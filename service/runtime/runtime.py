@@ -16,7 +16,7 @@ from service.engine.search.cosine import CosineSearch, SearchItem, search_items
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
 from service.engine.search.scoring import score_items
 from service.engine.threads import limit_compute_threads, limit_openmp
-from service.runtime.batching import Batcher
+from service.runtime.batching import Batcher, InFlight
 from service.runtime.cache import ResultCache
 from service.runtime.heap import HeapTrimmer
 
@@ -46,16 +46,19 @@ WORK_THREADS = 4
 
 
 class Runtime:
-    """One search batcher (neighbours and analogies), one scoring batcher, one cache, and
-    the thread that hands freed heap pages back to the system."""
+    """One search batcher (neighbours and analogies), one scoring batcher, the count of table
+    requests in flight they share, one cache, and the thread that hands freed heap pages back
+    to the system."""
 
     def __init__(self, settings: Settings) -> None:
         threads = partial(limit_openmp, settings.compute_threads)
+        # Counted by the edge; the batchers take half of it a batch (batching.py).
+        self.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
         self.search: Batcher[SearchItem, Neighbors] = Batcher(
-            "search", search_items, settings, cost=item_cost, initializer=threads
+            "search", search_items, settings, item_cost, threads, self.in_flight
         )
         self.score: Batcher[tuple[CosineSearch, ScoreQuery], Scores] = Batcher(
-            "score", score_items, settings, initializer=threads
+            "score", score_items, settings, initializer=threads, in_flight=self.in_flight
         )
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.settings = settings

@@ -60,7 +60,7 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.edge import BOUNDED_PREFIX, InFlight, compiled_templates, template_of
+from service.api.edge import BOUNDED_PREFIX, compiled_templates, template_of
 from service.config import Settings
 from service.engine.errors import EngineError
 from service.errors import (
@@ -72,6 +72,7 @@ from service.errors import (
     TrailersRefused,
     encode,
 )
+from service.runtime.batching import InFlight
 
 LOGGER = logging.getLogger("service.server.connections")
 # Descriptors kept free beyond those open at start: room for connections being accepted and

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 import uvicorn
 
-from service.api.edge import InFlight
+from service.runtime.batching import InFlight
 from service.server.connections import ConnectionGuard, protocol_for
 
 LIMIT = 8192
