@@ -202,7 +202,11 @@ def _medians(runs: list[dict[str, Run]]) -> str:
         rate = statistics.median(run[name].wrk.requests_per_second for run in runs)
         p99 = statistics.median(run[name].wrk.p99_ms for run in runs)
         cpu = statistics.median(run[name].cpu_us for run in runs)
-        parts.append(f"{name} {rate:,.0f} ({p99:.1f}) [{cpu:.0f}]")
+        failed = sum(run[name].wrk.failures for run in runs)
+        # A variant that fails requests answers faster: a median must not hide it.
+        parts.append(
+            f"{name} {rate:,.0f} ({p99:.1f}) [{cpu:.0f}]" + (f" FAILED {failed}" if failed else "")
+        )
     return "  ".join(parts)
 
 
