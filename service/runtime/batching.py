@@ -119,9 +119,7 @@ class Batcher(Generic[Item, Result]):
 
     async def submit(self, item: Item) -> Result:
         """The result for one item, computed alone (batching off) or within a batch."""
-        self._admit(1)
-        self._submissions += 1
-        return await self._enqueue(item, self._submissions)
+        return (await self.submit_many([item]))[0]
 
     async def submit_many(self, items: Sequence[Item]) -> list[Result]:
         """Results for several items (one request's batch), in order; admitted all or none."""

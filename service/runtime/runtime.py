@@ -55,7 +55,12 @@ class Runtime:
         # Counted by the edge; the batchers take half of it a batch (batching.py).
         self.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
         self.search: Batcher[SearchItem, Neighbors] = Batcher(
-            "search", search_items, settings, item_cost, threads, self.in_flight
+            "search",
+            search_items,
+            settings,
+            cost=item_cost,
+            initializer=threads,
+            in_flight=self.in_flight,
         )
         self.score: Batcher[tuple[CosineSearch, ScoreQuery], Scores] = Batcher(
             "score", score_items, settings, initializer=threads, in_flight=self.in_flight
