@@ -14,7 +14,7 @@ held-out token queries, and queries/s cycling through them. Memory is the index'
 point again, in the same run, on a row-major copy of the rows: what the served column layout
 costs the rescoring's gathers. `--batched-rescoring` measures each point with the served
 rescoring and with the batched rescoring every query took before the single-query path
-(rescoring.rescore_batch: the same answers), alternating in `--rounds` rounds, and prints the
+(rows.rescore_batch: the same answers), alternating in `--rounds` rounds, and prints the
 medians and their ratio. Prints a table and writes the points as JSON (and a plot with
 matplotlib, the bench extra).
 """
@@ -43,7 +43,7 @@ from service.engine.search import cosine
 from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import SearchOptions
-from service.engine.search.rescoring import rescore_batch
+from service.engine.search.rows import rescore_batch
 from service.engine.tables.table import EmbeddingTable
 from service.engine.threads import limit_compute_threads
 

@@ -20,7 +20,7 @@ from service.engine.search.kernels import (
     mask_rows,
     rows_per_block,
 )
-from service.engine.tables.rows import RowStore
+from service.engine.search.rows import RowStore
 
 
 class TransposedUnitKernel:

@@ -21,7 +21,7 @@ from service.engine.analysis.references import (
 )
 from service.engine.analysis.statistics import average_ranks, pearson, spearman
 from service.engine.errors import InvalidQuery
-from service.engine.tables.rows import RowStore
+from service.engine.search.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
 
 

@@ -33,5 +33,5 @@ def test_the_request_files_script_lists_the_files_and_functions_of_one_request()
     # The door, the search's pass and its exact rescoring run for every token query.
     assert "answer" in listed["service/operations/door.py"].split(", ")
     assert "candidates" in listed["service/engine/search/kernels.py"].split(", ")
-    assert "rescore" in listed["service/engine/search/rescoring.py"].split(", ")
+    assert "rescore" in listed["service/engine/search/rows.py"].split(", ")
     assert re.search(r"^\d+ distinct functions called in them$", out, re.MULTILINE)

@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
-from service.engine.tables.rows import RowStore
+from service.engine.search.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
 
 # The fit's sample is drawn with this seed, so a table gives one picture per load.

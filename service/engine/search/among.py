@@ -4,7 +4,7 @@ A candidate set is small next to a table (at most max_among rows), so it is sear
 exhaustively whatever index the table has, in the same two steps as the full pass: the set's
 rows are scored in float32 by the table's kernel, every row within the kernel's slack of a
 query's depth-th best is kept (kernels.py), and the candidates are rescored exactly in float64
-(rescoring.py). Exclusions and zero rows are masked as on the full pass, so the answer is the
+(rows.py). Exclusions and zero rows are masked as on the full pass, so the answer is the
 exact top k of the set's rows with a direction, minus the query's inputs, ties by row id.
 """
 

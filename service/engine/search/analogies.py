@@ -22,8 +22,8 @@ from service.engine.search.queries import (
     Plan,
     Term,
 )
+from service.engine.search.rows import RowStore
 from service.engine.search.terms import mean_directions
-from service.engine.tables.rows import RowStore
 
 
 def plan_analogy(store: RowStore, query: AnalogyQuery) -> Plan:

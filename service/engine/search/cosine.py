@@ -10,7 +10,7 @@ cosine neighbours, and using one as a query raises ZeroVector.
 A search runs in two steps. Candidates come from one pass over the float32 rows for the whole
 batch (kernels.py: a BLAS matrix product over the raw rows divided by their norms, or FAISS's
 IndexFlatIP); then each query's few
-candidates are rescored in float64 from the raw rows (rescoring.py). The reported scores are
+candidates are rescored in float64 from the raw rows (rows.py). The reported scores are
 therefore the true cosines, and a query's answer is the same whether it ran alone or in a batch
 of any size.
 """
@@ -39,10 +39,9 @@ from service.engine.search.queries import (
     SearchOptions,
     Term,
 )
-from service.engine.search.rescoring import rescore
+from service.engine.search.rows import RowStore, rescore
 from service.engine.search.terms import SHARED_BATCH, candidates_by_terms, shares_terms
 from service.engine.tables.layout import row_norms
-from service.engine.tables.rows import RowStore
 from service.engine.tables.table import EmbeddingTable
 
 __all__ = ["AnalogyMethod", "AnalogyQuery", "CosineSearch", "NeighborQuery", "Neighbors", "Term"]

@@ -34,8 +34,7 @@ from typing import Literal, Protocol
 import faiss
 import numpy as np
 
-from service.engine.search.rescoring import gather_rows, stored_by_columns
-from service.engine.tables.rows import RowStore
+from service.engine.search.rows import RowStore, gather_rows, stored_by_columns
 
 KernelName = Literal["blas", "faiss"]
 # Up to this many directions, one pass of inner products each beats a matrix product, which

@@ -25,7 +25,7 @@ from service.engine.search.kernels import (
     with_always,
 )
 from service.engine.search.queries import AnalogyQuery, NeighborQuery, TermMix
-from service.engine.tables.rows import RowStore
+from service.engine.search.rows import RowStore
 
 # Worth it only for batches of at least this many queries (the search asks no smaller one)...
 SHARED_BATCH = 8

@@ -1,22 +1,127 @@
-"""The exact second step of every search: candidates rescored in float64 from the raw rows.
+"""The rows a search reads, and the exact second step of every search: candidates rescored in
+float64 from them.
 
-All queries of a batch are rescored in a few array operations. Each score is one dot product
-summed on its own (never a matrix product whose blocking depends on how many candidates there
-are), so a query's answer is the same whatever else was in its batch. A batch of one query (an
-approximate search serves one query per call) takes a shorter road to the same answer, bit for
-bit: one sort of its candidates, one gather, one product and one sum (about 15 numpy calls
+RowStore: a table's raw float32 rows with what every search step needs from them. The candidate
+pass, the float64 rescoring and the analogy term sums all work from these arrays, so each of them
+takes a RowStore rather than the search that owns it. There is one copy of the rows: the table's
+own (memory-mapped for a prepared table). Every pass scores the raw rows and divides by their
+norms; positions in a pass are row numbers.
+
+Rescoring: all queries of a batch are rescored in a few array operations. Each score is one dot
+product summed on its own (never a matrix product whose blocking depends on how many candidates
+there are), so a query's answer is the same whatever else was in its batch. A batch of one query
+(an approximate search serves one query per call) takes a shorter road to the same answer, bit
+for bit: one sort of its candidates, one gather, one product and one sum (about 15 numpy calls
 against about 30; the path around FAISS was half of a fast-scan query: BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
+from service.engine.errors import DimensionMismatch, ZeroVector
 from service.engine.search.queries import NeighborQuery, Neighbors
-from service.engine.tables.rows import RowStore
+from service.engine.tables.table import EmbeddingTable
+
+
+@dataclass(frozen=True, eq=False)
+class RowStore:
+    """Raw rows, their float64 norms, and which rows have a direction.
+
+    Zero rows (padding) have no direction: they are never candidates. `indexed` lists the rows
+    with a norm, in row order.
+    """
+
+    table: EmbeddingTable
+    norms64: np.ndarray
+    indexed: np.ndarray
+    zero: np.ndarray
+
+    @classmethod
+    def of(cls, table: EmbeddingTable) -> RowStore:
+        """The store of `table`'s rows."""
+        norms64 = table.norms64
+        positive = norms64 > 0
+        indexed = np.flatnonzero(positive).astype(np.int64)
+        zero = np.flatnonzero(~positive).astype(np.int64)
+        return cls(table, norms64, indexed, zero)
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The raw float32 rows."""
+        return self.table.vectors
+
+    @property
+    def width(self) -> int:
+        """Components per row."""
+        return self.table.width
+
+    @property
+    def rows(self) -> int:
+        """Rows in the table."""
+        return self.table.rows
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the raw rows, their norms and the row lists."""
+        return int(self.vectors.nbytes + self.norms64.nbytes + self.indexed.nbytes) + int(
+            self.zero.nbytes
+        )
+
+    def check_vector(self, vector: np.ndarray) -> np.ndarray:
+        """`vector` as a flat array of the table's width; DimensionMismatch otherwise."""
+        vector = np.asarray(vector).reshape(-1)
+        if vector.size != self.width:
+            raise DimensionMismatch(self.width, vector.size)
+        return vector
+
+    def direction(self, vector: np.ndarray, what: str = "the query vector") -> np.ndarray:
+        """`vector` scaled to unit length in float64; ZeroVector when it has no direction."""
+        vector = self.check_vector(vector).astype(np.float64)
+        norm = np.sqrt(np.sum(vector * vector))
+        if not norm > 0:
+            raise ZeroVector(what)
+        return vector / norm
+
+    def directions(self, rows: np.ndarray) -> np.ndarray:
+        """Unit float64 directions of table rows; ZeroVector for a row with no direction."""
+        rows = np.asarray(rows, dtype=np.int64)
+        zero = self.norms64[rows] == 0
+        if zero.any():
+            row = int(rows[int(np.argmax(zero))])
+            raise ZeroVector(f"row {row} ({self.table.tokens[row]!r})")
+        return self.vectors[rows].astype(np.float64) / self.norms64[rows, None]
+
+    def cosines(self, rows: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        """Cosines of raw `rows` (axis 0) with unit `directions` (axis 1), in float64.
+
+        Each dot product is summed on its own (not by a matrix product whose blocking depends on
+        how many rows there are), so a row's score never depends on the other candidates.
+        """
+        raw = self.vectors[rows].astype(np.float64)
+        dots = np.sum(raw[:, None, :] * directions[None, :, :], axis=2)
+        return dots / self.norms64[rows, None]
+
+    def positions_of(self, rows: frozenset[int]) -> np.ndarray:
+        """`rows` as a sorted array (the positions a pass masks)."""
+        if not rows:
+            return np.empty(0, dtype=np.int64)
+        return np.sort(np.fromiter(rows, dtype=np.int64, count=len(rows)))
+
+    def searchable(self, restrict: int | None) -> int:
+        """How many rows a pass scans: the first `restrict` rows, or all."""
+        return self.rows if restrict is None else min(restrict, self.rows)
+
+    def directional(self, restrict: int | None) -> int:
+        """How many rows with a direction lie within the first `restrict` rows."""
+        if restrict is None:
+            return int(self.indexed.size)
+        return int(np.searchsorted(self.indexed, restrict))
+
 
 # Candidates rescored together: 512 rows of 384 float64 are 1.5 MB per temporary.
 CHUNK = 512
