@@ -16,8 +16,7 @@ from service.engine.search.cosine import Plan, directions
 from service.engine.search.queries import NeighborQuery, Neighbors
 from service.engine.search.ranking import Ranks, exact_cosines, ranks, scores_of
 from service.metrics import timed
-from service.operations.context import Context
-from service.operations.resolve import Resolver, TextName, resolved
+from service.operations.context import Context, Resolver, TextName, resolved
 from service.operations.serialize import add_readable, cosines_json, dumps, neighbor_list
 from service.schemas.ranking import CosinesQueryRequest, CosinesTermsRequest, RankRequest
 from service.schemas.search import RequestTerm

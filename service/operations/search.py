@@ -17,8 +17,7 @@ from service.engine.errors import InvalidQuery
 from service.engine.search.among import among_of
 from service.engine.search.cosine import Plan, SearchItem
 from service.engine.search.queries import Among, CosmulQuery, Neighbors
-from service.operations.context import Context
-from service.operations.resolve import Resolver, TextName, texts_of, tokens_of
+from service.operations.context import Context, Resolver, TextName, texts_of, tokens_of
 from service.operations.serialize import Matched, neighbors_json
 from service.schemas.search import (
     AnalogyBatchRequest,

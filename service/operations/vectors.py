@@ -15,8 +15,7 @@ from service.engine.search.cosine import cosine_matrix, pair_cosines
 from service.engine.search.queries import ScoreQuery
 from service.engine.search.scoring import plan_score
 from service.metrics import timed
-from service.operations.context import Context
-from service.operations.resolve import Resolver, label, resolved, split_keys, vector_of
+from service.operations.context import Context, Resolver, label, resolved, split_keys, vector_of
 from service.operations.serialize import dumps, lookup_items, mean_item, scores_json
 from service.schemas.common import TextKey
 from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest

@@ -95,7 +95,7 @@ Vector = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH, 
 # Base64 of little-endian float32s: whole 16-character groups (12 bytes, three floats), then
 # the padded tail of one or two more floats. Every string the pattern admits decodes to a whole
 # number of float32s; the width, NaN/Infinity and the component bound are checked on decoding
-# (api/resolve.py), as the schema cannot state them.
+# (operations/context.py), as the schema cannot state them.
 BASE64_FLOAT32 = r"^(?:[A-Za-z0-9+/]{16})*(?:[A-Za-z0-9+/]{6}==|[A-Za-z0-9+/]{11}=)?$"
 
 
