@@ -29,16 +29,25 @@ CONNECTIONS = 32
 HTTP_EF = (32, 64, 128, 256)
 
 
-def serve(prepared: Path, index: str | None, workers: int = 1) -> tuple[subprocess.Popen, str]:
-    """Start a server on the prepared folder (index=None: the folder's saved index)."""
+def serve(
+    prepared: Path,
+    index: str | None,
+    workers: int = 1,
+    extra_env: dict[str, str] | None = None,
+    cwd: str | None = None,
+) -> tuple[subprocess.Popen, str]:
+    """Start a server on the prepared folder (index=None: the folder's saved index), with
+    `extra_env` added to its environment, running the `service` package found in `cwd`
+    (another checkout) when given."""
     port = free_port()
     spec = f"big={prepared}" + (f",index={index}" if index else "")
     env = {**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning",
-           "EMBEDDING_SERVICE_CACHE_BYTES": "0", "EMBEDDING_SERVICE_MAX_K": "1000"}  # fmt: skip
+           "EMBEDDING_SERVICE_CACHE_BYTES": "0", "EMBEDDING_SERVICE_MAX_K": "1000",
+           **(extra_env or {})}  # fmt: skip
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port), "--table", spec,
          "--workers", str(workers)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd,
     )  # fmt: skip
     return process, f"http://127.0.0.1:{port}"
 

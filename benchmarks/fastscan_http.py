@@ -7,6 +7,10 @@
     embedding-service prepare /var/tmp/fs3m/table.bin /var/tmp/fs3m/prepared-rows --layout rows \\
         --index fastscan --nlist 2048 --pq-m 300
     python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared /var/tmp/fs3m/prepared-rows
+    python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared-rows \\
+        /var/tmp/fs3m/prepared-rows:EMBEDDING_SERVICE_BATCH_PIPELINING=false --workers 2
+    python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared-rows@/work/wt-head \\
+        /var/tmp/fs3m/prepared-rows --workers 2
 
 Issue 21's last goal: recall@10 >= 0.95 at >= 1,000 req/s over HTTP with 2 workers on the
 prepared 3M x 300 table, the answer cache off. Servers are real `python -m service serve`
@@ -17,7 +21,10 @@ warm-up) for `--seconds`, distinct random tokens, and the workers' CPU time per 
 (utime + stime over the run, from /proc). Prints its command, one line per point and the
 memory of each worker; `--out` writes the points as JSON, by folder name, then workers.
 Several folders (the same table prepared in both layouts, `prepare --layout`) are measured in
-turn for each number of workers, in the opposite order for the next.
+turn for each number of workers, in the opposite order for the next. `DIR:NAME=VALUE[,...]`
+serves DIR with those settings in the server's environment, and `DIR@CHECKOUT` with the code
+of another checkout (a worktree of an earlier commit), each as a variant of its own, so one
+folder can be measured under two settings or two revisions side by side.
 """
 
 from __future__ import annotations
@@ -68,12 +75,27 @@ def recall_at_10(url: str, prepared: Path, settings: list[tuple[int, int]]) -> d
     return recall
 
 
+class Variant:
+    """A prepared folder, the checkout that serves it, and settings for its server:
+    `DIR[@CHECKOUT][:NAME=VALUE,...]`."""
+
+    def __init__(self, text: str) -> None:
+        path, _, assignments = text.partition(":")
+        path, _, checkout = path.partition("@")
+        self.folder = Path(path)
+        self.checkout = checkout or None
+        self.env = dict(item.split("=", 1) for item in assignments.split(",") if item)
+        self.name = self.folder.name + (f"@{Path(checkout).name}" if checkout else "")
+        self.name += "".join(f"[{k}={v}]" for k, v in self.env.items())
+
+
 def measure(
-    prepared: Path, workers: int, settings: list[tuple[int, int]], seconds: int,
+    variant: Variant, workers: int, settings: list[tuple[int, int]], seconds: int,
     recall: dict[str, float],
 ) -> dict[str, Any]:  # fmt: skip
     """One server with `workers` workers: every setting's req/s and CPU per request."""
-    process, base = serve(prepared, None, workers)
+    prepared, name = variant.folder, variant.name
+    process, base = serve(prepared, None, workers, variant.env, variant.checkout)
     try:
         while status_of(f"{base}/readyz") != 200:
             if process.poll() is not None:
@@ -100,7 +122,7 @@ def measure(
                 "cpu_us_per_request": spent / max(1, result.requests) * 1e6, "load": load,
             }  # fmt: skip
             points.append(point)
-            print(f"{prepared.name}, {workers} worker(s), nprobe {nprobe}, k_factor {k_factor}: "
+            print(f"{name}, {workers} worker(s), nprobe {nprobe}, k_factor {k_factor}: "
                   f"recall@10 "
                   f"{point['recall_at_10']:.3f}, {result.requests_per_second:,.0f} req/s, "
                   f"p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, "
@@ -110,7 +132,7 @@ def measure(
     finally:
         stop(process)
     for pid, values in memory.items():
-        print(f"{prepared.name}, {workers} worker(s), pid {pid}: RSS {values['rss_mib']:,.0f} MiB, "
+        print(f"{name}, {workers} worker(s), pid {pid}: RSS {values['rss_mib']:,.0f} MiB, "
               f"PSS {values['pss_mib']:,.0f} MiB", flush=True)  # fmt: skip
     return {"index": facts["index"], "points": points, "memory": memory}
 
@@ -123,8 +145,10 @@ def setting(text: str) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("prepared", type=Path, nargs="+",
-                        help="prepared folders with a fast-scan index, distinct names")  # fmt: skip
+    parser.add_argument("prepared", type=Variant, nargs="+",
+                        help="prepared folders with a fast-scan index, distinct names; "
+                        "DIR@CHECKOUT serves it with another checkout's code, DIR:NAME=VALUE,... "
+                        "with settings added to its server's environment")  # fmt: skip
     parser.add_argument("--settings", type=setting, nargs="+", default=[(16, 4), (32, 8), (64, 8)],
                         help="nprobe:k_factor points (default: 16:4 32:8 64:8)")  # fmt: skip
     parser.add_argument("--seconds", type=int, default=10)
@@ -133,7 +157,7 @@ def main() -> None:
     args = parser.parse_args()
     print("command: python -m benchmarks.fastscan_http " + shlex.join(sys.argv[1:]), flush=True)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
-    folders: list[Path] = args.prepared
+    folders: list[Variant] = args.prepared
     recall: dict[str, dict[str, float]] = {folder.name: {} for folder in folders}
     runs: dict[str, dict[str, Any]] = {folder.name: {} for folder in folders}
     for turn, workers in enumerate(args.workers):
