@@ -48,6 +48,7 @@ from service.schemas.search import (
     NeighborsRequest,
     QuerySource,
     RequestTerm,
+    SearchFields,
 )
 
 
@@ -333,7 +334,7 @@ class Resolver:
         row = self._query_row(request)
         return self.served.table.vectors[row], frozenset([row]), row
 
-    def search_options(self, request: NeighborsRequest | AnalogyRequest) -> SearchOptions:
+    def search_options(self, request: SearchFields) -> SearchOptions:
         """The request's exact / ef_search / nprobe / k_factor, checked against the table's
         index."""
         options = SearchOptions(request.exact, request.ef_search, request.nprobe, request.k_factor)

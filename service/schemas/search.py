@@ -60,7 +60,11 @@ class QuerySource(Strict):
         return self
 
 
-class NeighborsRequest(QuerySource):
+class SearchFields(Strict):
+    """What a neighbour query and an analogy ask of the search alike: how many, what to leave
+    out, which rows, and the approximate index's per-query options (resolved once, by
+    operations/context.py `Resolver.search_options`)."""
+
     k: K | None = None
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS, fail_fast=True)
     restrict: Restrict | None = None
@@ -68,6 +72,12 @@ class NeighborsRequest(QuerySource):
     ef_search: EfSearch | None = None
     nprobe: Nprobe | None = None
     k_factor: KFactor | None = None
+
+
+# A neighbour query: its source and what it asks of the search (no docstring: it would become
+# the schema's description).
+class NeighborsRequest(SearchFields, QuerySource):
+    pass
 
 
 class SingleNeighborsRequest(NeighborsRequest):
@@ -231,14 +241,9 @@ def _weight(term: RequestTerm) -> float:
     return 1.0 if isinstance(term, str) else term.weight
 
 
-class AnalogyRequest(AnalogyTerms):
-    k: K | None = None
-    exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS, fail_fast=True)
-    restrict: Restrict | None = None
-    exact: Exact = False
-    ef_search: EfSearch | None = None
-    nprobe: Nprobe | None = None
-    k_factor: KFactor | None = None
+# An analogy: its terms and what it asks of the search.
+class AnalogyRequest(SearchFields, AnalogyTerms):
+    pass
 
 
 class SingleAnalogyRequest(AnalogyRequest):
