@@ -96,16 +96,6 @@ class RowStore:
             raise ZeroVector(f"row {row} ({self.table.tokens[row]!r})")
         return self.vectors[rows].astype(np.float64) / self.norms64[rows, None]
 
-    def cosines(self, rows: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        """Cosines of raw `rows` (axis 0) with unit `directions` (axis 1), in float64.
-
-        Each dot product is summed on its own (not by a matrix product whose blocking depends on
-        how many rows there are), so a row's score never depends on the other candidates.
-        """
-        raw = self.vectors[rows].astype(np.float64)
-        dots = np.sum(raw[:, None, :] * directions[None, :, :], axis=2)
-        return dots / self.norms64[rows, None]
-
     def positions_of(self, rows: frozenset[int]) -> np.ndarray:
         """`rows` as a sorted array (the positions a pass masks)."""
         if not rows:
