@@ -43,7 +43,7 @@ import numpy as np
 from benchmarks.legacy_kernel import TransposedUnitKernel
 from service.config import default_table
 from service.engine.loaders import load_huggingface
-from service.engine.search import kernels
+from service.engine.search import rows as search_rows
 from service.engine.search.cosine import CosineSearch, NeighborQuery
 from service.engine.search.queries import Plan
 from service.engine.tables.table import EmbeddingTable
@@ -57,7 +57,7 @@ KERNELS = (*COMPARED, "faiss")
 ROWS_FIRST_ON_ROWS = 16
 
 
-class RowOrderKernel(kernels.BlasKernel):
+class RowOrderKernel(search_rows.BlasKernel):
     """The served kernel's arithmetic on rows stored row after row, with that layout's best
     products: FAISS's inner products, rows @ Q.T (transposed), or Q @ rows.T."""
 
@@ -65,8 +65,8 @@ class RowOrderKernel(kernels.BlasKernel):
         """(batch, stop - start) float32 cosines with rows start..stop."""
         rows = self.vectors[start:stop]
         scaled = np.ascontiguousarray(directions * self.direction_scale, dtype=np.float32)
-        if len(directions) <= kernels.SMALL_BATCH:
-            dots = kernels.inner_products(scaled, rows)
+        if len(directions) <= search_rows.SMALL_BATCH:
+            dots = search_rows.inner_products(scaled, rows)
         elif len(directions) <= ROWS_FIRST_ON_ROWS:
             dots = np.ascontiguousarray((rows @ scaled.T).T)
         else:

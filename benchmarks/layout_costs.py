@@ -7,7 +7,7 @@ One float32 table of Gaussian rows in memory, held both ways side by side (by co
 table is by default, and row after row, `layout = "rows"`: tables/layout.py), one thread:
 - gathering 80 and 1,280 random rows (a query's candidates at k 10 and k_factor 8, and a batch
   of 16 such queries), as rows.gather_rows does for each layout, sorted ids, median time;
-- the exact pass for 1, 8 and 16 directions, as kernels.by_columns / by_rows compute it over
+- the exact pass for 1, 8 and 16 directions, as rows.by_columns / by_rows compute it over
   blocks of rows, q/s.
 With --panels B ..., a third layout for each B, not one the service has: rows in panels of B
 rows, each panel stored by columns (width x B), so a row's values lie B floats apart inside one
@@ -29,8 +29,7 @@ from collections.abc import Callable
 import numpy as np
 
 from benchmarks.projection_cost import median_seconds
-from service.engine.search.kernels import by_columns, by_rows
-from service.engine.search.rows import gather_rows
+from service.engine.search.rows import by_columns, by_rows, gather_rows
 from service.engine.tables.layout import BLOCK_ROWS, blank_columns, blank_rows
 from service.engine.threads import limit_compute_threads
 

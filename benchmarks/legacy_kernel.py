@@ -2,7 +2,7 @@
 
 It stored a second, unit-normalised float32 copy of the rows, transposed, so that a batch was
 one plain matrix product (directions @ rows^T without a transposed operand). The service now
-scores the table's own raw rows and divides by their norms (service/engine/search/kernels.py
+scores the table's own raw rows and divides by their norms (service/engine/search/rows.py
 BlasKernel); benchmarks/engine_throughput.py runs both side by side.
 """
 
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from service.engine.search.kernels import (
+from service.engine.search.rows import (
     SMALL_BATCH,
     Excluded,
+    RowStore,
     _blocked_candidates,
     candidate_rows,
     float32_dot_error,
@@ -20,7 +21,6 @@ from service.engine.search.kernels import (
     mask_rows,
     rows_per_block,
 )
-from service.engine.search.rows import RowStore
 
 
 class TransposedUnitKernel:

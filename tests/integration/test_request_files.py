@@ -32,6 +32,6 @@ def test_the_request_files_script_lists_the_files_and_functions_of_one_request()
     assert len(listed) == int(count.group(1))
     # The door, the search's pass and its exact rescoring run for every token query.
     assert "answer" in listed["service/operations/door.py"].split(", ")
-    assert "candidates" in listed["service/engine/search/kernels.py"].split(", ")
+    assert "candidates" in listed["service/engine/search/rows.py"].split(", ")
     assert "rescore" in listed["service/engine/search/rows.py"].split(", ")
     assert re.search(r"^\d+ distinct functions called in them$", out, re.MULTILINE)

@@ -14,13 +14,13 @@ import numpy as np
 
 from service.engine.errors import InvalidQuery
 from service.engine.search.cosine import CosineSearch, per_search
-from service.engine.search.kernels import (
+from service.engine.search.queries import ScoreQuery, Scores
+from service.engine.search.rows import (
     RESCORE_MARGIN,
     SCORES_BUDGET,
     candidate_rows,
     float32_dot_error,
 )
-from service.engine.search.queries import ScoreQuery, Scores
 
 # Logits of at most half float32's largest value cannot overflow in the float32 product.
 FLOAT32_SAFE = float(np.finfo(np.float32).max) / 2

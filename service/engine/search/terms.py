@@ -16,16 +16,16 @@ from typing import cast
 import numpy as np
 
 from service.engine.errors import ZeroVector
-from service.engine.search.kernels import (
+from service.engine.search.queries import AnalogyQuery, NeighborQuery, TermMix
+from service.engine.search.rows import (
     SCORES_BUDGET,
     Kernel,
+    RowStore,
     candidate_rows,
     mask,
     mask_rows,
     with_always,
 )
-from service.engine.search.queries import AnalogyQuery, NeighborQuery, TermMix
-from service.engine.search.rows import RowStore
 
 # Worth it only for batches of at least this many queries (the search asks no smaller one)...
 SHARED_BATCH = 8
