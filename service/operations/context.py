@@ -1,6 +1,7 @@
 """What an operation answers a query with besides its body: the Context (the query's table,
-limits and runtime), the Limits it stays within, and the Resolver that turns the query's tokens,
-ids, texts and vectors into rows of that table and into engine queries.
+limits and runtime), the Limits it stays within, the Resolver that turns the query's tokens,
+ids, texts and vectors into rows of that table and into engine queries, and the pieces several
+operations write their answers with (a neighbour list, readable tokens, a row's vector).
 
 Limits: the configured limits of a request (settings), checked as a request is resolved. Hard
 ceilings that no setting can lift live in service/schemas/; these are the tunable ones.
@@ -15,9 +16,11 @@ import base64
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import anyio
 import numpy as np
+import orjson
 
 from service.config import Settings
 from service.engine.errors import (
@@ -34,10 +37,13 @@ from service.engine.search.queries import (
     Among,
     AnalogyQuery,
     NeighborQuery,
+    Neighbors,
     SearchOptions,
     Term,
 )
 from service.engine.served import ServedTable
+from service.engine.tables.pieces import PLAIN, readable
+from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import mean_row
 from service.loading.registry import Registry
 from service.runtime.runtime import Runtime
@@ -488,3 +494,51 @@ def vector_of(floats: list[float] | None, encoded: str | None) -> np.ndarray:
         index = int(np.argmax(bad))
         raise InvalidVector(index, float(values[index]), MAX_COMPONENT)
     return values.astype(np.float64)
+
+
+# Writing answers: what several operations put into theirs (each operation writes its own
+# answer with these, serialised once with orjson, in the shape of the response models its route
+# declares; tests validate them against the models).
+
+
+def dumps(payload: Any) -> bytes:
+    """Serialise a response payload."""
+    return orjson.dumps(payload)
+
+
+def neighbor_list(table: EmbeddingTable, result: Neighbors) -> list[dict[str, Any]]:
+    """[{"token", "id", "score"}, ...] for one engine result (a model's tokens readable too)."""
+    tokens = table.vocabulary.take(result.ids)  # one gather of the packed tokens
+    answer = [
+        {"token": token, "id": row, "score": score}
+        for token, row, score in zip(
+            tokens, result.ids.tolist(), result.scores.tolist(), strict=True
+        )
+    ]
+    add_readable(table, answer)
+    return answer
+
+
+def add_readable(table: EmbeddingTable, items: list[dict[str, Any]]) -> None:
+    """Put each item's token as the text it stands for beside it ("text", and "incomplete"
+    for part of a character), when the table is a byte-level or SentencePiece model's."""
+    style = None if table.model is None else table.model.pieces
+    if style is None or style == PLAIN:
+        return
+    for item in items:
+        text, incomplete = readable(item["token"], style)
+        item["text"] = text
+        if incomplete:
+            item["incomplete"] = True
+
+
+def add_vector(item: dict[str, Any], vector: np.ndarray, encoding: str | None) -> None:
+    """Put a row into an answer item as "vector" (floats) or "vector_b64"; None: neither."""
+    if encoding == "float":
+        item["vector"] = vector.astype(np.float32).tolist()
+    elif encoding == "base64":
+        item["vector_b64"] = base64.b64encode(vector.astype("<f4").tobytes()).decode()
+
+
+# Query -> stored token (case fallback, one-piece texts), or a text -> its pieces.
+Matched = dict[str, str | list[str]]

@@ -37,8 +37,7 @@ from service.engine.analysis.word_pairs import PairsEvaluation, evaluate_pairs, 
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
-from service.operations.context import Context, Limits, Resolver
-from service.operations.serialize import dumps
+from service.operations.context import Context, Limits, Resolver, dumps
 from service.schemas.diagnostics import (
     DiagnosticsRequest,
     EvaluateRequest,

@@ -15,8 +15,7 @@ import numpy as np
 from service.engine.analysis.projection import Basis, Projector
 from service.engine.served import ServedTable
 from service.metrics import timed
-from service.operations.context import Context, Resolver, vector_of, within
-from service.operations.serialize import add_readable, dumps
+from service.operations.context import Context, Resolver, add_readable, dumps, vector_of, within
 from service.schemas.projection import ProjectionRequest, ProjectRequest, TokenSelection
 
 AXES = ("x", "y", "z")

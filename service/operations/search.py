@@ -17,8 +17,17 @@ from service.engine.errors import InvalidQuery
 from service.engine.search.among import among_of
 from service.engine.search.cosine import Plan, SearchItem
 from service.engine.search.queries import Among, CosmulQuery, Neighbors
-from service.operations.context import Context, Resolver, TextName, texts_of, tokens_of
-from service.operations.serialize import Matched, neighbors_json
+from service.engine.tables.table import EmbeddingTable
+from service.operations.context import (
+    Context,
+    Matched,
+    Resolver,
+    TextName,
+    dumps,
+    neighbor_list,
+    texts_of,
+    tokens_of,
+)
 from service.schemas.search import (
     AnalogyBatchRequest,
     AnalogyRequest,
@@ -149,3 +158,13 @@ def _names_only(query: SearchRequest) -> bool:
         return query.token is not None or query.id is not None or query.text is not None
     terms = [*query.positive, *query.negative]
     return all(isinstance(t, str) or t.token is not None or t.text is not None for t in terms)
+
+
+def neighbors_json(
+    table: EmbeddingTable, results: Sequence[Neighbors], matched: Matched, batch: bool
+) -> bytes:
+    """The neighbours (or batch) response body."""
+    if batch:
+        lists = [{"neighbors": neighbor_list(table, result)} for result in results]
+        return dumps({"matched": matched, "results": lists})
+    return dumps({"matched": matched, "neighbors": neighbor_list(table, results[0])})

@@ -6,12 +6,14 @@ characters (10,000 by default: about 8 ms of splitting), which the event loop sh
 
 from __future__ import annotations
 
+from typing import Any
+
 from service.engine.errors import UnknownToken
 from service.engine.served import ServedTable
+from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import Split
 from service.metrics import timed
-from service.operations.context import Context
-from service.operations.serialize import dumps, split_payload
+from service.operations.context import Context, add_readable, add_vector, dumps
 from service.schemas.text import TokenizeRequest
 
 
@@ -55,3 +57,27 @@ def split_all(served: ServedTable, texts: list[str], add_special_tokens: bool) -
     if unknown:
         raise UnknownToken(list(dict.fromkeys(unknown)), served.name)
     return [splits[text] for text in texts]
+
+
+def split_payload(table: EmbeddingTable, split: Split, encoding: str | None) -> dict[str, Any]:
+    """{"text", "pieces", "words"} for one split text; with `encoding`, each piece's row."""
+    pieces = []
+    for row, (start, end), word in zip(split.ids, split.offsets, split.words, strict=True):
+        piece: dict[str, Any] = {"token": table.tokens[row], "id": row, "start": start, "end": end}
+        if word is not None:
+            piece["word"] = word
+        add_vector(piece, table.vectors[row], encoding)
+        pieces.append(piece)
+    add_readable(table, pieces)
+    words = [
+        {
+            "word": word.index,
+            "text": split.text[word.start : word.end],
+            "start": word.start,
+            "end": word.end,
+            "pieces": word.pieces,
+            "one_row": word.pieces == 1,
+        }
+        for word in split.word_spans()
+    ]
+    return {"text": split.text, "pieces": pieces, "words": words}

@@ -23,10 +23,9 @@ from service.engine.search.queries import Neighbors
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
-from service.operations.context import Context, Resolver
+from service.operations.context import Context, Resolver, dumps, neighbor_list
 from service.operations.diagnostics import spearman_figure
 from service.operations.projection import AXES
-from service.operations.serialize import dumps, neighbor_list
 from service.schemas.search import NeighborsRequest
 from service.schemas.training import DriftRequest, TrajectoryRequest
 

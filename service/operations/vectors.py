@@ -6,17 +6,29 @@ product, would otherwise hold the event loop (and OpenBLAS serialises with the b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from service.engine.search.cosine import cosine_matrix, pair_cosines
-from service.engine.search.queries import ScoreQuery
+from service.engine.search.queries import ScoreQuery, Scores
 from service.engine.search.scoring import plan_score
+from service.engine.tables.model import head_of
+from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
-from service.operations.context import Context, Resolver, label, resolved, split_keys, vector_of
-from service.operations.serialize import dumps, lookup_items, mean_item, scores_json
+from service.operations.context import (
+    Context,
+    Matched,
+    Resolver,
+    add_readable,
+    add_vector,
+    dumps,
+    label,
+    resolved,
+    split_keys,
+    vector_of,
+)
 from service.schemas.common import TextKey
 from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
 
@@ -97,3 +109,67 @@ async def score(body: ScoreRequest, context: Context) -> bytes:
     scores = await context.runtime.score.submit((search, plan_score(search, query)))
     decode = context.served.text.decode if text else None
     return scores_json(context.served.table, scores, resolver.matched, decode)
+
+
+def lookup_items(
+    table: EmbeddingTable, rows: np.ndarray, encoding: str | None
+) -> list[dict[str, Any]]:
+    """[{"token", "id", "norm", ["vector" | "vector_b64"], "metadata"}, ...] for table rows.
+
+    `encoding` "float" answers JSON floats, "base64" little-endian float32 bytes in base64,
+    None no vector.
+    """
+    items = []
+    norms = table.norms[rows].tolist()
+    for row, norm in zip(rows.tolist(), norms, strict=True):
+        item: dict[str, Any] = {"token": table.tokens[row], "id": row, "norm": norm}
+        add_vector(item, table.vectors[row], encoding)
+        item["metadata"] = table.metadata_of(row)
+        items.append(item)
+    return items
+
+
+def mean_item(text: str, vector: np.ndarray, encoding: str | None) -> dict[str, Any]:
+    """A lookup item for the mean of a text's pieces: no row of its own, so no id."""
+    item: dict[str, Any] = {"token": text, "norm": float(np.linalg.norm(vector))}
+    add_vector(item, vector, encoding)
+    item["metadata"] = {}
+    return item
+
+
+Decode = Callable[[Sequence[int]], str]
+
+
+def scores_json(
+    table: EmbeddingTable, scores: Scores, matched: Matched, decode: Decode | None = None
+) -> bytes:
+    """The output-scoring response body; with `decode`, each row as text too."""
+    tokens = table.tokens
+    probabilities = scores.probabilities.tolist() if scores.probabilities is not None else None
+    top = []
+    for i, (row, logit) in enumerate(zip(scores.ids.tolist(), scores.logits.tolist(), strict=True)):
+        entry: dict[str, Any] = {"token": tokens[row], "id": row, "logit": logit}
+        if probabilities is not None:
+            entry["probability"] = probabilities[i]
+        if decode is not None:
+            entry["text"] = decode([row])
+        top.append(entry)
+    add_readable(table, top)
+    payload: dict[str, Any] = {"matched": matched, "head": head_of(table), "top": top}
+    if scores.log_partition is not None:
+        payload["log_partition"] = scores.log_partition
+    if scores.target_rank is not None:
+        payload["target"] = _target(table, scores, decode)
+    return dumps(payload)
+
+
+def _target(table: EmbeddingTable, scores: Scores, decode: Decode | None) -> dict[str, Any]:
+    target: dict[str, Any] = {"logit": scores.target_logit, "rank": scores.target_rank}
+    row = scores.target_row
+    target.update(token=table.tokens[row], id=row)
+    if scores.target_probability is not None:
+        target["probability"] = scores.target_probability
+    if decode is not None:
+        target["text"] = decode([row])
+    add_readable(table, [target])
+    return target
