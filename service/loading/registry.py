@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from types import MappingProxyType
 
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.indexes.building import Indexing
@@ -24,6 +25,9 @@ class Registry:
 
     def __init__(self, expected: Iterable[str] = ()) -> None:
         self._tables: dict[str, ServedTable] = {}
+        # The served tables by name, read-only and live: a query's table is one read of it
+        # (operations/door.py), with no lock and no call; `get` words the error of a miss.
+        self.serving = MappingProxyType(self._tables)
         self._pending: dict[str, str] = {name: "not loaded" for name in expected}
         self._lock = threading.Lock()
         self._draining = False
@@ -87,7 +91,7 @@ class Registry:
 
     def get(self, name: str) -> ServedTable:
         """The table served as `name`; UnknownTable or TableNotReady otherwise."""
-        served = self._tables.get(name)
+        served = self.serving.get(name)
         if served is not None:
             return served
         if name in self._pending:

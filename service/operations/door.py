@@ -46,7 +46,10 @@ class Services:
 
     def context(self, table: str) -> Context:
         """The context of a query on `table` (UnknownTable or TableNotReady otherwise)."""
-        return Context(self.registry.get(table), self.limits, self.runtime, self.registry)
+        served = self.registry.serving.get(table)
+        if served is None:
+            served = self.registry.get(table)  # the error that says why (or a table just loaded)
+        return Context(served, self.limits, self.runtime, self.registry)
 
 
 # Bodies larger than this are parsed and validated on a worker thread. A body at the limits
