@@ -143,6 +143,8 @@ class RowStore:
         return int(np.searchsorted(self.indexed, restrict))
 
 
+# The pass: a kernel scores every row for a batch of directions, then candidate selection.
+
 KernelName = Literal["blas", "faiss"]
 # Up to this many directions, one pass of inner products each beats a matrix product, which
 # first packs the whole table (1 thread, 30,522 x 384: 2.5 ms per vector with FAISS's
@@ -544,6 +546,8 @@ def _by_partition(scores: np.ndarray, depth: int, slack: np.ndarray) -> list[np.
         for i in range(rows)
     ]
 
+
+# The rescoring: each query's candidates scored exactly in float64 from the raw rows.
 
 # Candidates rescored together: 512 rows of 384 float64 are 1.5 MB per temporary.
 CHUNK = 512
