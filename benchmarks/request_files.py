@@ -7,9 +7,10 @@ The service runs as `python -m service serve` in a child process, unchanged, wit
 function (sys.setprofile and threading.setprofile) installed before it starts. The function
 records nothing until SIGUSR2: the script warms the server up with `--warm` requests of other
 bodies (so first-call paths do not count) and one diagnostics request (which waits for the
-table's start-up diagnostics, computed on a thread), sends SIGUSR2, sends one neighbours request for a
-token (`{"token": T, "k": 3}`, a miss of the answer cache), and sends SIGUSR2 again, which
-writes every file under service/ that a Python frame entered in between, by thread. That is
+table's start-up diagnostics, computed on a thread), sends SIGUSR2 and waits until the server
+says it records, sends one neighbours request for a token (`{"token": T, "k": 3}`, a miss of
+the answer cache), and sends SIGUSR2 again, which writes every file under service/ that a
+Python frame entered in between, by thread. That is
 done once per `--tokens`; a file counts when it was entered in every one of those windows, so
 the server's clocks (the guards' sweep, the heap trimmer, the diagnostics' background pass)
 that happen to tick inside one window do not count. A file counts when any of its functions
