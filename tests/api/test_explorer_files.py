@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 import tomllib
 from pathlib import Path
@@ -62,13 +63,20 @@ def test_nothing_is_fetched_from_outside() -> None:
         assert not re.search(r"https?://|//[a-z0-9.-]+\.[a-z]{2,}/", text), name
 
 
+def resolved(importer: str, relative: str) -> str:
+    """A path relative to `importer`'s folder as a path under static/ (what ASSETS is keyed by)."""
+    return posixpath.normpath(posixpath.join(posixpath.dirname(importer), relative))
+
+
 def imports(name: str) -> set[str]:
-    """The modules `name` imports, directly or through others."""
+    """The modules `name` imports, directly or through others, as paths under static/."""
     found: set[str] = set()
     pending = [name]
     while pending:
-        text = ASSETS[pending.pop()].body.decode()
-        for module in set(re.findall(r'from "\./([\w-]+\.js)"', text)) - found:
+        importer = pending.pop()
+        text = ASSETS[importer].body.decode()
+        named = re.findall(r'from "(\.{1,2}/[\w/-]+\.js)"', text)
+        for module in {resolved(importer, path) for path in named} - found:
             found.add(module)
             pending.append(module)
     return found
@@ -88,7 +96,7 @@ def test_every_module_is_shipped_and_preloaded(page: str, entry: str) -> None:
     html = ASSETS[page].body.decode()
     assert re.search(rf'<script type="module" src="(/?explorer/)?static/{entry}">', html)
     preloaded = set(
-        re.findall(r'rel="modulepreload" href="(?:/?explorer/)?static/([\w-]+\.js)"', html)
+        re.findall(r'rel="modulepreload" href="(?:/?explorer/)?static/([\w/-]+\.js)"', html)
     )
     assert preloaded == imports(entry)
 
@@ -98,9 +106,11 @@ def workers(modules: set[str]) -> set[str]:
     found: set[str] = set()
     for name in modules:
         text = ASSETS[name].body.decode()
-        found |= set(re.findall(r'new URL\("\./([\w-]+\.js)", import\.meta\.url\)', text))
+        started = re.findall(r'new URL\("(\.{1,2}/[\w/-]+\.js)", import\.meta\.url\)', text)
+        found |= {resolved(name, path) for path in started}
     for name in set(found):
-        found |= set(re.findall(r'importScripts\("([\w/-]+\.js)"\)', ASSETS[name].body.decode()))
+        loaded = re.findall(r'importScripts\("([\w./-]+\.js)"\)', ASSETS[name].body.decode())
+        found |= {resolved(name, path) for path in loaded}
     return found
 
 
@@ -110,7 +120,19 @@ def test_every_module_belongs_to_a_page() -> None:
     pages = entries.union(*(imports(entry) for entry in entries))
     # The API documentation page's one classic script: Swagger UI's bundle.
     assert modules == pages | workers(pages) | {"vendor/swagger-ui/swagger-ui-bundle.js"}
-    assert workers(pages) == {"layout-worker.js", "vendor/umap-js.js", "vendor/tsne.js"}
+    assert workers(pages) == {"plot/layout-worker.js", "vendor/umap-js.js", "vendor/tsne.js"}
+
+
+def test_the_modules_are_grouped_a_dozen_at_most_per_folder() -> None:
+    """The page's own ES modules sit in folders of what they are (common/, plot/, panels/,
+    training/; the pages' entry modules beside the pages), none holding more than 12."""
+    folders: dict[str, int] = {}
+    for name in ASSETS:
+        if name.endswith(".js") and not name.startswith("vendor/"):
+            folder = posixpath.dirname(name)
+            folders[folder] = folders.get(folder, 0) + 1
+    assert set(folders) == {"", "common", "plot", "panels", "training"}
+    assert max(folders.values()) <= 12, folders
 
 
 def test_vendored_files_keep_their_license_beside_them() -> None:

@@ -61,7 +61,7 @@ def picture(page: Page) -> str:
 
 def view_state(page: Page) -> str:
     return page.evaluate(
-        "import('./explorer/static/viewstate.js')"
+        "import('./explorer/static/panels/viewstate.js')"
         ".then(m => m.EXPLORER_LINK.query(window.explorer.state))"
     )
 

@@ -22,7 +22,7 @@ def test_pages_are_open_behind_keys_and_the_api_is_not(make_client: AppFactory) 
 
 def test_metrics_name_route_templates_not_files(make_client: AppFactory) -> None:
     with make_client() as client:
-        for name in ("main.js", "plot.js", "nope-1.js", "nope-2.js"):
+        for name in ("main.js", "plot/plot.js", "nope-1.js", "nope-2.js"):
             client.get(f"/explorer/static/{name}")
         metrics = client.get("/metrics").text
     routes = set(re.findall(r'route="([^"]*)"', metrics))

@@ -2,8 +2,8 @@
 // server's own OpenAPI document. Nothing is fetched from a CDN; the document and "Try it out"
 // go through the same API key as the explorer (asked once per tab, on the first 401).
 
-import { apiKey, get, onKeyNeeded } from "./api.js";
-import { askForKey } from "./keys.js";
+import { apiKey, get, onKeyNeeded } from "./common/api.js";
+import { askForKey } from "./common/keys.js";
 
 onKeyNeeded(askForKey);
 

@@ -6,24 +6,24 @@
 // coordinates are computed in this page from /neighbors' answers among the plotted rows, and
 // the caption says so. This module finds each panel's root and hands it over.
 
-import { post, onKeyNeeded } from "./api.js";
-import { AnalogyPanel } from "./analogy.js";
-import { BookmarksPanel } from "./bookmarks.js";
-import { ColourPanel } from "./colouring.js";
-import { byId, el, fill } from "./dom.js";
-import { setUpExport } from "./export.js";
-import { askForKey } from "./keys.js";
-import { describe, quote, Messages } from "./messages.js";
-import { NeighboursPanel } from "./neighbours.js";
-import { Plot } from "./plot.js";
-import { MOST_ISOLATED, ProjectionPanel } from "./projection.js";
-import { defaultRanking, labelOrder, rankings } from "./ranking.js";
-import { SearchPanel } from "./search.js";
-import { SplitPanel } from "./split.js";
-import { SuspectsPanel } from "./suspects.js";
-import { fetchTables, TablePicker } from "./tables.js";
-import { showTooltip } from "./tooltip.js";
-import { EXPLORER_LINK } from "./viewstate.js";
+import { post, onKeyNeeded } from "./common/api.js";
+import { AnalogyPanel } from "./panels/analogy.js";
+import { BookmarksPanel } from "./panels/bookmarks.js";
+import { ColourPanel } from "./panels/colouring.js";
+import { byId, el, fill } from "./common/dom.js";
+import { setUpExport } from "./panels/export.js";
+import { askForKey } from "./common/keys.js";
+import { describe, quote, Messages } from "./common/messages.js";
+import { NeighboursPanel } from "./panels/neighbours.js";
+import { Plot } from "./plot/plot.js";
+import { MOST_ISOLATED, ProjectionPanel } from "./panels/projection.js";
+import { defaultRanking, labelOrder, rankings } from "./plot/ranking.js";
+import { SearchPanel } from "./panels/search.js";
+import { SplitPanel } from "./panels/split.js";
+import { SuspectsPanel } from "./panels/suspects.js";
+import { fetchTables, TablePicker } from "./common/tables.js";
+import { showTooltip } from "./common/tooltip.js";
+import { EXPLORER_LINK } from "./panels/viewstate.js";
 
 const CAMERA_WRITE_MS = 250;
 

@@ -4,19 +4,19 @@
 // Every number shown comes from the JSON API: GET /v1/tables, POST .../trajectory and
 // .../drift (and the pages' API key dialog as in the explorer).
 
-import { onKeyNeeded } from "./api.js";
-import { byId } from "./dom.js";
-import { integer } from "./format.js";
-import { DriftPanel } from "./drift.js";
-import { askForKey } from "./keys.js";
-import { describe, Messages } from "./messages.js";
-import { drawMovementChart } from "./movementchart.js";
-import { Player } from "./player.js";
-import { Plot } from "./plot.js";
-import { LinkState } from "./state.js";
-import { fetchTables, TablePicker } from "./tables.js";
-import { showTooltip } from "./tooltip.js";
-import { Frames, fetchTrajectory } from "./trajectory.js";
+import { onKeyNeeded } from "./common/api.js";
+import { byId } from "./common/dom.js";
+import { integer } from "./common/format.js";
+import { DriftPanel } from "./training/drift.js";
+import { askForKey } from "./common/keys.js";
+import { describe, Messages } from "./common/messages.js";
+import { drawMovementChart } from "./training/movementchart.js";
+import { Player } from "./training/player.js";
+import { Plot } from "./plot/plot.js";
+import { LinkState } from "./common/state.js";
+import { fetchTables, TablePicker } from "./common/tables.js";
+import { showTooltip } from "./common/tooltip.js";
+import { Frames, fetchTrajectory } from "./training/trajectory.js";
 
 // Rows followed, at most; and rows x checkpoints, within the server's default limit
 // (max_trajectory_values). A server configured lower answers 422 with its limit, and the page

@@ -2,10 +2,10 @@
 // compared with POST /drift: the rows that moved most and least, and a word's neighbours
 // before and after, with what entered and what left.
 
-import { post } from "./api.js";
-import { el, fill, parts, setStatus } from "./dom.js";
-import { integer, score } from "./format.js";
-import { describe, quote } from "./messages.js";
+import { post } from "../common/api.js";
+import { el, fill, parts, setStatus } from "../common/dom.js";
+import { integer, score } from "../common/format.js";
+import { describe, quote } from "../common/messages.js";
 
 const LISTED = 20;
 const K = 10;

@@ -1,9 +1,9 @@
 // Analogies a - b + c (3CosAdd or 3CosMul) from POST /analogy, with the result placed.
 
-import { post } from "./api.js";
-import { fill, parts, setStatus } from "./dom.js";
-import { describe } from "./messages.js";
-import { place, placesOthers, placeVector } from "./placement.js";
+import { post } from "../common/api.js";
+import { fill, parts, setStatus } from "../common/dom.js";
+import { describe } from "../common/messages.js";
+import { place, placesOthers, placeVector } from "../plot/placement.js";
 import { marksOf, resultItems } from "./results.js";
 
 export class AnalogyPanel {

@@ -4,11 +4,11 @@
 // The diagnostics rank the rows most likely under-trained (closest to the table's unused
 // reference rows, or with the lowest norms); they are suspects, never a verdict.
 
-import { post } from "./api.js";
-import { drawCountChart } from "./countchart.js";
-import { parts } from "./dom.js";
-import { describe } from "./messages.js";
-import { integer, percent } from "./format.js";
+import { post } from "../common/api.js";
+import { drawCountChart } from "../plot/countchart.js";
+import { parts } from "../common/dom.js";
+import { describe } from "../common/messages.js";
+import { integer, percent } from "../common/format.js";
 
 const PAGE = 1000;
 // Never more suspects than the picture can hold (max_projection_points).

@@ -9,7 +9,7 @@
 // LimitExceeded with its limit, and the batch is cut to fit. A server whose max_among is below
 // the plotted rows cannot answer at all, and the error says so.
 
-import { post } from "./api.js";
+import { post } from "../common/api.js";
 
 // The server's defaults (max_batch, max_results): the first guess before any 422.
 const MAX_BATCH = 256;

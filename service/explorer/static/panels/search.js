@@ -2,8 +2,8 @@
 // the plotted points (at most MAX_MATCHES). Enter chooses the word from the whole table;
 // "Isolate matches" re-projects only the matches.
 
-import { el, fill, parts, setStatus } from "./dom.js";
-import { integer } from "./format.js";
+import { el, fill, parts, setStatus } from "../common/dom.js";
+import { integer } from "../common/format.js";
 
 export const MAX_MATCHES = 100;
 

@@ -2,7 +2,7 @@
 // one PCA basis (the explorer's, fitted on the last checkpoint), each row's norm and distance
 // from its initial row, and the table's per-checkpoint summary.
 
-import { post } from "./api.js";
+import { post } from "../common/api.js";
 
 /** The trajectory of `points` seeded random rows (rare ones too, not only the most frequent
  * first rows); asks for fewer when the server's limit says so. */

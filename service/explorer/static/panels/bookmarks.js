@@ -4,7 +4,7 @@
 //
 // The file: {"format": "embedding-explorer-view", "version": 1, "state": {...}, "link": "?..."}.
 
-import { el, fill, parts, setStatus } from "./dom.js";
+import { el, fill, parts, setStatus } from "../common/dom.js";
 
 export const FORMAT = "embedding-explorer-view";
 const ITEM = "embedding-explorer.bookmarks";

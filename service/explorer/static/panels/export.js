@@ -1,7 +1,7 @@
 // The Export panel: the plotted coordinates as CSV or JSON, exactly as /projection answered
 // them, or for UMAP and t-SNE as the page computed them (with the layout's parameters).
 
-import { parts } from "./dom.js";
+import { parts } from "../common/dom.js";
 
 /** Wire the panel's buttons to the current picture of `app`. */
 export function setUpExport(root, app) {

@@ -2,8 +2,8 @@
 // a legend; numbers: a scale, logarithmic for counts spanning two decades or more), and size
 // them by a count column where the table has one.
 
-import { el, fill, parts } from "./dom.js";
-import { compact, integer } from "./format.js";
+import { el, fill, parts } from "../common/dom.js";
+import { compact, integer } from "../common/format.js";
 
 // Colour-blind-safe categories (Okabe-Ito), then grey for every other value.
 export const CATEGORY_COLORS = [

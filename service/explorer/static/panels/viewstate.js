@@ -3,7 +3,7 @@
 //
 // e.g. /explorer?table=minilm&token=king&k=8&projection=umap&dims=3&layoutSeed=1
 
-import { LinkState } from "./state.js";
+import { LinkState } from "../common/state.js";
 
 export const PROJECTIONS = ["pca", "umap", "tsne"];
 

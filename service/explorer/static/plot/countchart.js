@@ -3,7 +3,7 @@
 // The seed's observation: rare words stall near their initialisation.
 
 import { COLORS } from "./marks.js";
-import { compact, score } from "./format.js";
+import { compact, score } from "../common/format.js";
 
 export const MARGIN = { left: 44, right: 10, top: 10, bottom: 30 };
 const BAND = "rgba(52, 84, 145, 0.18)";

@@ -1,10 +1,10 @@
 // The Neighbours panel: a chosen word's top-k neighbours from POST /neighbors, computed in the
 // full space, and "Isolate" to re-project only the word and them.
 
-import { post } from "./api.js";
-import { fill, parts, setStatus } from "./dom.js";
-import { describe, quote } from "./messages.js";
-import { place } from "./placement.js";
+import { post } from "../common/api.js";
+import { fill, parts, setStatus } from "../common/dom.js";
+import { describe, quote } from "../common/messages.js";
+import { place } from "../plot/placement.js";
 import { marksOf, resultItems } from "./results.js";
 
 // Refusals that concern the word, shown beside the list rather than as a failure.

@@ -2,9 +2,9 @@
 // (y) against its count (x, log scale), rare rows (count below the threshold) in amber; the
 // whole table's Spearman rho of log count with that distance, from /trajectory's summary.
 
-import { clearedChart, drawAxes, MARGIN } from "./countchart.js";
-import { COLORS } from "./marks.js";
-import { compact, score } from "./format.js";
+import { clearedChart, drawAxes, MARGIN } from "../plot/countchart.js";
+import { COLORS } from "../plot/marks.js";
+import { compact, score } from "../common/format.js";
 
 const ROW = "rgba(52, 84, 145, 0.45)";
 

@@ -6,11 +6,11 @@
 // neighbours, or a search's matches: a PCA fitted on them alone), with "Show all rows" to go
 // back.
 
-import { describe } from "./messages.js";
-import { parts, setStatus } from "./dom.js";
-import { fetchGraph } from "./graph.js";
-import { integer, percent } from "./format.js";
-import { LayoutRun } from "./layout.js";
+import { describe } from "../common/messages.js";
+import { parts, setStatus } from "../common/dom.js";
+import { fetchGraph } from "../plot/graph.js";
+import { integer, percent } from "../common/format.js";
+import { LayoutRun } from "../plot/layout.js";
 
 const NAMES = { pca: "PCA", umap: "UMAP", tsne: "t-SNE" };
 // The most rows that can be isolated: their tokens travel in the link (`isolate`).

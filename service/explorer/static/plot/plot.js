@@ -7,7 +7,7 @@
 // coloured by a column. Marks and their labels are drawn above everything else.
 
 import { bounds, Rotation } from "./camera.js";
-import { readableToken } from "./format.js";
+import { readableToken } from "../common/format.js";
 import { listenToGestures } from "./gestures.js";
 import { LabelLayer } from "./labels.js";
 import { COLORS, drawLinks, drawMark } from "./marks.js";

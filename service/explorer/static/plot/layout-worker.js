@@ -51,7 +51,7 @@ function iterate(steps, step, coordinates, extra = () => ({})) {
 // (each row's list starts with the row itself at distance 0, as umap-js expects) and uses X
 // only for its length.
 function runUmap({ count, dims, knn, params, seed }) {
-  importScripts("vendor/umap-js.js");
+  importScripts("../vendor/umap-js.js");
   const nNeighbors = knn.indices[0].length + 1;
   const umap = new self.UMAP.UMAP({
     nComponents: dims, nNeighbors, minDist: params.minDist, nEpochs: params.epochs,
@@ -67,7 +67,7 @@ function runUmap({ count, dims, knn, params, seed }) {
 // pairs, infinite (zero affinity) for every other pair, as bh-tsne keeps only neighbours.
 function runTsne({ count, dims, knn, params, seed }) {
   self.exports = {};
-  importScripts("vendor/tsne.js");
+  importScripts("../vendor/tsne.js");
   const random = seededRandom(seed);
   const model = new SeededTsne(self.exports.TSNE, random,
     { perplexity: params.perplexity, dim: dims, epsilon: params.learningRate });

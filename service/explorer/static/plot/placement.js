@@ -2,7 +2,7 @@
 // (in the table's PCA basis, so only on a PCA picture drawn in it: a UMAP or t-SNE layout has
 // no place for a row it was not given, and a PCA fitted on isolated rows is not that basis).
 
-import { post } from "./api.js";
+import { post } from "../common/api.js";
 
 /** Whether the picture is the table's PCA basis, where /project places any row or vector. */
 export function placesOthers(app) {

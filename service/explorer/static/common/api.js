@@ -4,7 +4,7 @@
 // the first 401 opens the key dialog; the key is kept in this tab's sessionStorage and sent as
 // "Authorization: Bearer <key>" from then on.
 
-const ROOT = new URL("../../", import.meta.url);
+const ROOT = new URL("../../../", import.meta.url);
 const KEY_ITEM = "embedding-explorer.api-key";
 
 export class ApiError extends Error {

@@ -1,7 +1,7 @@
 // A ranked list of words with their cosine scores, as the neighbour and analogy panels show it.
 
-import { el } from "./dom.js";
-import { readableToken, score } from "./format.js";
+import { el } from "../common/dom.js";
+import { readableToken, score } from "../common/format.js";
 
 /**
  * <li> items for [{token, id, score}]: each word a button, its score to three places (the exact

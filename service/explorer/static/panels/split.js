@@ -1,10 +1,10 @@
 // How the table splits typed text: POST /tokenize's pieces, coloured in the text and as chips,
 // and their rows placed on the picture (plotted rows where they are, others through /project).
 
-import { post } from "./api.js";
-import { el, fill, parts, setStatus } from "./dom.js";
-import { describe, quote } from "./messages.js";
-import { place } from "./placement.js";
+import { post } from "../common/api.js";
+import { el, fill, parts, setStatus } from "../common/dom.js";
+import { describe, quote } from "../common/messages.js";
+import { place } from "../plot/placement.js";
 
 // Distinct hues, one per piece in turn; a word's pieces get neighbouring colours.
 export const PIECE_COLORS = [
