@@ -59,8 +59,12 @@ class Variant:
         """NAME=DIR[:VAR=VALUE,...]"""
         name, _, rest = text.partition("=")
         folder, _, assignments = rest.partition(":")
-        env = dict(item.split("=", 1) for item in assignments.split(",") if item)
-        return cls(name, os.path.abspath(folder), env)
+        return cls(name, os.path.abspath(folder), settings_of(assignments))
+
+
+def settings_of(assignments: str) -> dict[str, str]:
+    """`VAR=VALUE,...` (a variant's server settings) as a dict; empty for ""."""
+    return dict(item.split("=", 1) for item in assignments.split(",") if item)
 
 
 def scenarios(runs: int) -> dict[str, list[list[str]]]:

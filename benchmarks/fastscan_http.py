@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ab_http import cpu_seconds
+from benchmarks.ab_http import cpu_seconds, settings_of
 from benchmarks.big_tables_http import (
     CONNECTIONS,
     child_pids,
@@ -84,7 +84,7 @@ class Variant:
         path, _, checkout = path.partition("@")
         self.folder = Path(path)
         self.checkout = checkout or None
-        self.env = dict(item.split("=", 1) for item in assignments.split(",") if item)
+        self.env = settings_of(assignments)
         self.name = self.folder.name + (f"@{Path(checkout).name}" if checkout else "")
         self.name += "".join(f"[{k}={v}]" for k, v in self.env.items())
 

@@ -2,8 +2,8 @@
 
 Everything here works on a table's raw float32 rows, in the order a search runs: the rows held
 once (RowStore), the candidate pass over them (a kernel, then the selection of candidates), and
-the float64 rescoring of those candidates. The pass and the rescoring were two modules that
-only ever met over a RowStore; every search step that imports one imports the other.
+the float64 rescoring of those candidates. The pass was a module of its own that imported
+nothing of the search but the rows, and most steps that take a Kernel take a RowStore too.
 
 RowStore: a table's raw float32 rows with what every search step needs from them. The candidate
 pass, the float64 rescoring and the analogy term sums all work from these arrays, so each of them
