@@ -20,7 +20,12 @@ from pydantic_settings import (
 )
 
 from service.engine.loaders import DEFAULT_TENSOR, FORMATS, UnicodeErrors
-from service.engine.search.approximate import IndexKind, IndexParameters
+from service.engine.search.approximate import (
+    DEFAULT_PROBE_MARGIN,
+    NO_MARGIN,
+    IndexKind,
+    IndexParameters,
+)
 from service.engine.tables.layout import Layout
 
 ENV_PREFIX = "EMBEDDING_SERVICE_"
@@ -139,6 +144,14 @@ class TableSpec(BaseModel):
     max_nprobe: int | None = Field(
         None, ge=1, le=1 << 20, description="IVF: the largest nprobe a request may ask for."
     )
+    probe_margin: float = Field(
+        DEFAULT_PROBE_MARGIN,
+        ge=0,
+        le=NO_MARGIN,
+        description="IVF: of the nprobe lists nearest a query, those whose centroid's cosine "
+        "to it is more than this below the nearest list's are skipped, when a request names "
+        "no probe_margin (2 probes all nprobe).",
+    )
     pq_m: int | None = Field(
         None,
         ge=1,
@@ -174,6 +187,7 @@ class TableSpec(BaseModel):
             nlist=self.nlist or 0,
             nprobe=self.nprobe or 0,
             max_nprobe=self.max_nprobe or 0,
+            probe_margin=self.probe_margin,
             pq_m=self.pq_m or 0,
             pq_bits=self.pq_bits,
             k_factor=self.k_factor or 0,

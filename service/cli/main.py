@@ -54,7 +54,8 @@ def _add_serve_parser(commands: Any) -> None:
         help="a table to serve (repeatable); keys: format, vocab, labels, tensor, width, "
         "limit, unicode_errors, case_insensitive, counts, checkpoints (checkpoints=true: PATH "
         "is a directory of checkpoints), and the index options (index, index_path, hnsw_m, "
-        "ef_construction, ef_search, max_ef_search, nlist, nprobe, max_nprobe, pq_m, pq_bits, "
+        "ef_construction, ef_search, max_ef_search, nlist, nprobe, max_nprobe, probe_margin, "
+        "pq_m, pq_bits, "
         "k_factor, max_k_factor: "
         "see docs/settings.md). Without any, the bundled MiniLM table is served as 'minilm'.",
     )

@@ -112,7 +112,7 @@ class TableLoadError(EngineError):
 class LimitExceeded(EngineError):
     """A request asks for more than the configured limit allows."""
 
-    def __init__(self, what: str, limit: int, got: int) -> None:
+    def __init__(self, what: str, limit: float, got: float) -> None:
         super().__init__(f"{what} is {got}, above the limit of {limit}", limit=limit, got=got)
 
 

@@ -341,9 +341,11 @@ class Resolver:
         return self.served.table.vectors[row], frozenset([row]), row
 
     def search_options(self, request: SearchFields) -> SearchOptions:
-        """The request's exact / ef_search / nprobe / k_factor, checked against the table's
-        index."""
-        options = SearchOptions(request.exact, request.ef_search, request.nprobe, request.k_factor)
+        """The request's exact / ef_search / nprobe / k_factor / probe_margin, checked against
+        the table's index."""
+        options = SearchOptions(
+            request.exact, request.ef_search, request.nprobe, request.k_factor, request.probe_margin
+        )
         if options == DEFAULT_SEARCH:
             return DEFAULT_SEARCH
         check_options(self.served.indexing.parameters, options)

@@ -198,6 +198,20 @@ Nprobe = Annotated[
 ]
 
 
+ProbeMargin = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=2,
+        strict=True,
+        allow_inf_nan=False,
+        description="IVF, IVF-PQ and fast-scan tables: of the nprobe lists nearest the query, "
+        "skip those whose centroid's cosine to it is more than this below the nearest list's "
+        "(default the table's probe_margin; 2 probes all nprobe).",
+    ),
+]
+
+
 KFactor = Annotated[
     int,
     Field(

@@ -26,6 +26,7 @@ from service.schemas.common import (
     Neighbor,
     Nprobe,
     Pieces,
+    ProbeMargin,
     Restrict,
     RowId,
     Strict,
@@ -72,6 +73,7 @@ class SearchFields(Strict):
     ef_search: EfSearch | None = None
     nprobe: Nprobe | None = None
     k_factor: KFactor | None = None
+    probe_margin: ProbeMargin | None = None
 
 
 # A neighbour query: its source and what it asks of the search (no docstring: it would become

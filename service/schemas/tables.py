@@ -23,7 +23,7 @@ class IndexInfo(BaseModel):
     state: Literal["exact", "pending", "building", "measuring", "ready", "failed"] = Field(
         description="building: the table serves exactly until the index is ready."
     )
-    parameters: dict[str, int | str]
+    parameters: dict[str, int | float | str]
     bytes: int | None = Field(description="Bytes the approximate index holds.")
     source: str | None = Field(description="The file it was read from, or built.")
     build_seconds: float | None

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from service.api.app import create_app
 from service.config import Settings, TableSpec
 from service.engine.errors import TableLoadError
+from service.engine.search.approximate import DEFAULT_PROBE_MARGIN
 from tests.robustness.conftest import assert_envelope
 
 ROWS, WIDTH = 5000, 16
@@ -77,6 +78,8 @@ def test_per_request_options_within_bounds(hnsw_client: TestClient) -> None:
     assert_envelope(hnsw_client.post(url, json={"token": "w5", "nprobe": 2}), 422, "InvalidQuery")
     assert_envelope(hnsw_client.post(url, json={"token": "w5", "k_factor": 2}), 422,
                     "InvalidQuery")  # fmt: skip
+    assert_envelope(hnsw_client.post(url, json={"token": "w5", "probe_margin": 0.3}), 422,
+                    "InvalidQuery")  # fmt: skip
     assert_envelope(hnsw_client.post(url, json={"token": "w5", "ef_search": 0}), 422,
                     "ValidationError")  # fmt: skip
     analogy = {"positive": ["w1", "w2"], "negative": ["w3"], "k": 3, "exact": True}
@@ -93,9 +96,16 @@ def test_a_fastscan_table_rescores_exactly_and_bounds_its_depth(tmp_path: Path) 
         assert index["parameters"]["k_factor"] == 8 and index["recall_at_10"] >= 0.9
         assert 0 < index["bytes"] < ROWS * WIDTH * 4  # codes, not a copy of the rows
         url = "/v1/tables/big/neighbors"
-        deep = client.post(url, json={"token": "w5", "k": 5, "k_factor": 16, "nprobe": 64})
+        every = {"k_factor": 16, "nprobe": 64, "probe_margin": 2}  # every list, every candidate
+        deep = client.post(url, json={"token": "w5", "k": 5, **every})
         exact = client.post(url, json={"token": "w5", "k": 5, "exact": True}).json()
-        assert deep.json()["neighbors"] == exact["neighbors"]  # every list, every candidate
+        assert deep.json()["neighbors"] == exact["neighbors"]
+        assert index["parameters"]["probe_margin"] == DEFAULT_PROBE_MARGIN
+        nearest = client.post(url, json={"token": "w5", "k": 5, "probe_margin": 0})
+        assert nearest.status_code == 200 and len(nearest.json()["neighbors"]) == 5
+        for margin in (2.5, -0.1, "0.1", True):
+            assert_envelope(client.post(url, json={"token": "w5", "probe_margin": margin}), 422,
+                            "ValidationError")  # fmt: skip
         error = assert_envelope(client.post(url, json={"token": "w5", "k_factor": 17}), 422,
                                 "LimitExceeded")  # fmt: skip
         assert "k_factor is 17, above the limit of 16" in error["message"]

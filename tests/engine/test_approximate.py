@@ -109,6 +109,32 @@ def test_k_factor_deepens_the_candidates_of_code_indexes(indexed: Indexing) -> N
     np.testing.assert_array_equal(np.sort(shallow[0]), np.sort(deep[0, :10]))
 
 
+def test_probe_margin_probes_the_lists_within_it_of_the_nearest(indexed: Indexing) -> None:
+    """FAISS's own search over the n nearest lists is the oracle: a margin keeps the nearest
+    lists down to the first more than the margin below the best, so it must answer as FAISS
+    with nprobe = the lists kept; margin 2 keeps every one of nprobe, margin 0 the nearest."""
+    approximate = indexed.approximate
+    assert approximate is not None
+    if approximate.kind in ("hnsw", "hnswsq"):
+        pytest.skip("probe_margin applies to IVF indexes")
+    nprobe = approximate.parameters.nprobe
+    ivf = faiss.extract_index_ivf(approximate.index)
+    for row in (3, 300, 4000):
+        direction = indexed.search.store.directions(np.array([row]))[None, 0].astype(np.float32)
+        scores = ivf.quantizer.search(direction, nprobe)[0][0]
+        depths = set()
+        for margin in (0.0, 0.1, 0.3, 1.0, 2.0):
+            kept = int((scores >= scores[0] - np.float32(margin)).sum())
+            depths.add(kept)
+            found = approximate.candidates(direction, 10, None, SearchOptions(probe_margin=margin))
+            params = faiss.SearchParametersIVF(nprobe=kept)
+            depth = found.shape[1]
+            np.testing.assert_array_equal(found, ivf.search(direction, depth, params=params)[1])
+        assert kept == nprobe and len(depths) > 1  # margin 2 is plain nprobe; margins differ
+    restricted = approximate.candidates(direction, 10, 2000, SearchOptions(probe_margin=0.1))
+    assert (restricted[restricted >= 0] < 2000).all()
+
+
 def test_exclusions_zero_rows_and_restrict_keep_their_meaning(indexed: Indexing) -> None:
     index = indexed.search
     plain = index.neighbors([row_query(index, 300, 10)])[0].ids
@@ -155,6 +181,14 @@ def test_per_query_options_are_checked_against_the_index() -> None:
         check_options(fastscan, SearchOptions(k_factor=9))
     with pytest.raises(InvalidQuery, match="k_factor applies to an ivfpq or fastscan"):
         check_options(ivf, SearchOptions(k_factor=2))
+    check_options(ivf, SearchOptions(probe_margin=0.0))
+    check_options(fastscan, SearchOptions(probe_margin=2.0))
+    with pytest.raises(LimitExceeded, match=r"probe_margin is 2\.5, above the limit of 2\.0"):
+        check_options(fastscan, SearchOptions(probe_margin=2.5))
+    with pytest.raises(InvalidQuery, match=r"probe_margin is -0\.1; it must be at least 0"):
+        check_options(ivf, SearchOptions(probe_margin=-0.1))
+    with pytest.raises(InvalidQuery, match="probe_margin applies to an ivf, ivfpq or fastscan"):
+        check_options(hnsw, SearchOptions(probe_margin=0.3))
 
 
 @pytest.mark.parametrize(
@@ -165,6 +199,7 @@ def test_per_query_options_are_checked_against_the_index() -> None:
         (IndexParameters(kind="ivfpq", pq_m=5), "pq_m 5 must divide the width 24"),
         (IndexParameters(kind="fastscan", pq_m=7), "pq_m 7 must divide the width 24"),
         (IndexParameters(kind="fastscan", k_factor=40), "k_factor 40 must be in [1, 32]"),
+        (IndexParameters(kind="ivf", probe_margin=3), "probe_margin 3 must be in [0, 2]"),
     ],
 )
 def test_parameters_that_cannot_work_name_the_table(parameters, problem) -> None:

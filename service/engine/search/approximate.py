@@ -55,6 +55,14 @@ FASTSCAN_DIMS = 1
 # share (GloVe 400k: 0.941 at nlist / 16, 0.97 at nlist / 8).
 PROBE_SHARE: dict[IndexKind, int] = {"fastscan": 8}
 
+# IVF lists probed: of the nprobe nearest, those whose centroid's cosine is at most this much
+# below the nearest list's. Cosines differ by at most 2, so a margin of 2 probes all nprobe.
+# 0.3 measured (BENCHMARKS.md, "Probe margin"): on GloVe 400k within 0.006 of the recall of
+# every list at 1.04-1.38x the q/s; on the synthetic 3M, whose rows sit in separate clusters,
+# the same recall at 1.5-1.8x (0.15 loses recall on GloVe).
+NO_MARGIN = 2.0
+DEFAULT_PROBE_MARGIN = 0.3
+
 Progress = Callable[[int, int], None]
 # Rows measured for recall@10 when an index is built (indexes/recall.py holds them out).
 RECALL_ROWS = 200
@@ -79,6 +87,7 @@ class IndexParameters:
     pq_bits: int = 8
     k_factor: int = 0
     max_k_factor: int = 32
+    probe_margin: float = DEFAULT_PROBE_MARGIN
 
     def resolved(self, rows: int, width: int, where: object) -> IndexParameters:
         """Defaults filled in for a table of `rows` x `width`; TableLoadError naming `where`
@@ -117,6 +126,8 @@ class IndexParameters:
                 problems.append(f"nprobe {self.nprobe} must be in [1, {self.max_nprobe}]")
         if self.kind in QUANTIZED:
             problems += self._quantizer_problems(rows, width)
+        if self.kind not in GRAPHS and not 0 <= self.probe_margin <= NO_MARGIN:
+            problems.append(f"probe_margin {self.probe_margin} must be in [0, {NO_MARGIN:g}]")
         if problems:
             raise TableLoadError(where, f"index {self.kind}: " + "; ".join(problems))
 
@@ -133,16 +144,17 @@ class IndexParameters:
             )
         return problems
 
-    def described(self) -> dict[str, int | str]:
+    def described(self) -> dict[str, int | float | str]:
         """The parameters that apply to this kind, for the table's facts."""
         keys = {
             "exact": (),
             "hnsw": ("hnsw_m", "ef_construction", "ef_search", "max_ef_search"),
             "hnswsq": ("hnsw_m", "ef_construction", "ef_search", "max_ef_search"),
-            "ivf": ("nlist", "nprobe", "max_nprobe"),
-            "ivfpq": ("nlist", "nprobe", "max_nprobe", "pq_m", "pq_bits", "k_factor",
-                      "max_k_factor"),
-            "fastscan": ("nlist", "nprobe", "max_nprobe", "pq_m", "k_factor", "max_k_factor"),
+            "ivf": ("nlist", "nprobe", "max_nprobe", "probe_margin"),
+            "ivfpq": ("nlist", "nprobe", "max_nprobe", "probe_margin", "pq_m", "pq_bits",
+                      "k_factor", "max_k_factor"),
+            "fastscan": ("nlist", "nprobe", "max_nprobe", "probe_margin", "pq_m", "k_factor",
+                         "max_k_factor"),
         }[self.kind]  # fmt: skip
         return {"kind": self.kind, **{key: getattr(self, key) for key in keys}}
 
@@ -205,7 +217,43 @@ class ApproximateIndex:
             depth *= options.k_factor or self.parameters.k_factor
         depth = min(depth, self.index.ntotal)
         params = self._search_parameters(depth, restrict, options)
-        return self.index.search(directions, depth, params=params)[1]
+        if self.kind in GRAPHS:
+            return self.index.search(directions, depth, params=params)[1]
+        margin = options.probe_margin
+        if margin is None:
+            margin = self.parameters.probe_margin
+        return self._probe_within(directions, depth, params, margin)
+
+    def _probe_within(
+        self, directions: np.ndarray, depth: int, params: Any, margin: float
+    ) -> np.ndarray:
+        """IVF candidates from the nprobe lists nearest each direction, less those whose
+        centroid scores more than `margin` below the nearest one's (FAISS skips a list of -1).
+
+        A direction near one cluster of rows has a few lists far above the rest; the lists
+        beyond the margin hold rows of other clusters, which are rarely among its neighbours,
+        so nprobe is the most lists a query scans rather than the number it always scans."""
+        count = len(directions)
+        scores, lists = self._ivf.quantizer.search(directions, params.nprobe)
+        lists[scores < scores[:, :1] - np.float32(margin)] = -1
+        distances = np.empty((count, depth), dtype=np.float32)
+        labels = np.empty((count, depth), dtype=np.int64)
+        self._ivf.search_preassigned_c(
+            count,
+            faiss.swig_ptr(np.ascontiguousarray(directions, dtype=np.float32)),
+            depth,
+            faiss.swig_ptr(lists),
+            faiss.swig_ptr(scores),
+            faiss.swig_ptr(distances),
+            faiss.swig_ptr(labels),
+            False,
+            params,
+        )
+        return labels
+
+    @cached_property
+    def _ivf(self) -> Any:
+        return faiss.extract_index_ivf(self.index)
 
     def _search_parameters(
         self, depth: int, restrict: int | None, options: SearchOptions
@@ -231,13 +279,14 @@ def _block_list_bytes(ivf: Any) -> int:
 
 def check_options(parameters: IndexParameters, options: SearchOptions) -> None:
     """InvalidQuery unless each option applies to the table's index kind; LimitExceeded beyond
-    its bounds (max_ef_search; max_nprobe, at most nlist; max_k_factor)."""
+    its bounds (max_ef_search; max_nprobe, at most nlist; max_k_factor; probe_margin in [0, 2])."""
     kind = parameters.kind
     rules = (
         ("ef_search", GRAPHS, "an hnsw or hnswsq index", parameters.max_ef_search),
         ("nprobe", ("ivf", *QUANTIZED), "an ivf, ivfpq or fastscan index",
          min(parameters.max_nprobe, parameters.nlist)),
         ("k_factor", QUANTIZED, "an ivfpq or fastscan index", parameters.max_k_factor),
+        ("probe_margin", ("ivf", *QUANTIZED), "an ivf, ivfpq or fastscan index", NO_MARGIN),
     )  # fmt: skip
     for name, kinds, which, limit in rules:
         value = getattr(options, name)
@@ -247,6 +296,8 @@ def check_options(parameters: IndexParameters, options: SearchOptions) -> None:
             raise InvalidQuery(f"{name} applies to {which}; this table's is {kind}")
         if value > limit:
             raise LimitExceeded(name, limit, value)
+    if options.probe_margin is not None and options.probe_margin < 0:
+        raise InvalidQuery(f"probe_margin is {options.probe_margin}; it must be at least 0")
 
 
 def empty_index(parameters: IndexParameters, width: int) -> Any:

@@ -42,6 +42,7 @@ class SearchOptions:
     ef_search: int | None = None
     nprobe: int | None = None
     k_factor: int | None = None
+    probe_margin: float | None = None
 
 
 DEFAULT_SEARCH = SearchOptions()
