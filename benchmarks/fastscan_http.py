@@ -15,16 +15,17 @@
 Issue 21's last goal: recall@10 >= 0.95 at >= 1,000 req/s over HTTP with 2 workers on the
 prepared 3M x 300 table, the answer cache off. Servers are real `python -m service serve`
 processes on the folder's saved index (benchmarks/big_tables_http.py starts them). For each
-`nprobe:k_factor` setting: recall@10 measured over HTTP, each answer for 200 random tokens
-against the same server's `exact: true` answer; then wrk (32 connections, after a 3-second
-warm-up) for `--seconds`, distinct random tokens, and the workers' CPU time per request
-(utime + stime over the run, from /proc). Prints its command, one line per point and the
-memory of each worker; `--out` writes the points as JSON, by folder name, then workers.
-Several folders (the same table prepared in both layouts, `prepare --layout`) are measured in
-turn for each number of workers, in the opposite order for the next. `DIR:NAME=VALUE[,...]`
-serves DIR with those settings in the server's environment, and `DIR@CHECKOUT` with the code
-of another checkout (a worktree of an earlier commit), each as a variant of its own, so one
-folder can be measured under two settings or two revisions side by side.
+`nprobe:k_factor[:probe_margin]` setting (without a margin, the table's): recall@10 measured
+over HTTP, each answer for 200 random tokens against the same server's `exact: true` answer;
+then wrk (32 connections, after a 3-second warm-up) for `--seconds`, distinct random tokens,
+and the workers' CPU time per request (utime + stime over the run, from /proc). Prints its
+command, one line per point and the memory of each worker; `--out` writes the points as JSON,
+by folder name, then workers. Several folders (the same table prepared in both layouts,
+`prepare --layout`) are measured in turn for each number of workers, in the opposite order for
+the next. `DIR:NAME=VALUE[,...]` serves DIR with those settings in the server's environment,
+and `DIR@CHECKOUT` with the code of another checkout (a worktree of an earlier commit), each as
+a variant of its own, so one folder can be measured under two settings or two revisions side by
+side.
 """
 
 from __future__ import annotations
@@ -61,17 +62,31 @@ def ids(answer: dict[str, Any]) -> set[int]:
     return {neighbor["id"] for neighbor in answer["neighbors"]}
 
 
-def recall_at_10(url: str, prepared: Path, settings: list[tuple[int, int]]) -> dict[str, float]:
+class Setting:
+    """`nprobe:k_factor[:probe_margin]`: one point's per-request search options."""
+
+    def __init__(self, text: str) -> None:
+        nprobe, k_factor, *margin = text.split(":")
+        self.label = text
+        self.options: dict[str, Any] = {"nprobe": int(nprobe), "k_factor": int(k_factor)}
+        if margin:
+            self.options["probe_margin"] = float(margin[0])
+
+    def __str__(self) -> str:
+        return ", ".join(f"{key} {value}" for key, value in self.options.items())
+
+
+def recall_at_10(url: str, prepared: Path, settings: list[Setting]) -> dict[str, float]:
     """Each setting's recall@10 over HTTP against the server's own exact answers."""
     probes = [json.loads(body) for body in token_bodies(prepared, RECALL_TOKENS)]
     truths = [ids(post(url, {**probe, "exact": True})) for probe in probes]
     recall = {}
-    for nprobe, k_factor in settings:
+    for setting in settings:
         hits = sum(
-            len(ids(post(url, {**probe, "nprobe": nprobe, "k_factor": k_factor})) & truth)
+            len(ids(post(url, {**probe, **setting.options})) & truth)
             for probe, truth in zip(probes, truths, strict=True)
         )
-        recall[f"{nprobe}:{k_factor}"] = hits / sum(len(truth) for truth in truths)
+        recall[setting.label] = hits / sum(len(truth) for truth in truths)
     return recall
 
 
@@ -90,7 +105,7 @@ class Variant:
 
 
 def measure(
-    variant: Variant, workers: int, settings: list[tuple[int, int]], seconds: int,
+    variant: Variant, workers: int, settings: list[Setting], seconds: int,
     recall: dict[str, float],
 ) -> dict[str, Any]:  # fmt: skip
     """One server with `workers` workers: every setting's req/s and CPU per request."""
@@ -107,22 +122,22 @@ def measure(
         if not recall:
             recall.update(recall_at_10(url, prepared, settings))
         points = []
-        for nprobe, k_factor in settings:
-            bodies = token_bodies(prepared, nprobe=nprobe, k_factor=k_factor)
+        for setting in settings:
+            bodies = token_bodies(prepared, **setting.options)
             run_wrk(url, CONNECTIONS, WARM_SECONDS, bodies)
             load = os.getloadavg()[0]
             before = sum(cpu_seconds(pid) for pid in pids)
             result = run_wrk(url, CONNECTIONS, seconds, bodies)
             spent = sum(cpu_seconds(pid) for pid in pids) - before
             point = {
-                "workers": workers, "nprobe": nprobe, "k_factor": k_factor,
-                "recall_at_10": recall[f"{nprobe}:{k_factor}"],
+                "workers": workers, **setting.options,
+                "recall_at_10": recall[setting.label],
                 "requests_per_second": result.requests_per_second, "p50_ms": result.p50_ms,
                 "p99_ms": result.p99_ms, "failures": result.failures,
                 "cpu_us_per_request": spent / max(1, result.requests) * 1e6, "load": load,
             }  # fmt: skip
             points.append(point)
-            print(f"{name}, {workers} worker(s), nprobe {nprobe}, k_factor {k_factor}: "
+            print(f"{name}, {workers} worker(s), {setting}: "
                   f"recall@10 "
                   f"{point['recall_at_10']:.3f}, {result.requests_per_second:,.0f} req/s, "
                   f"p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, "
@@ -137,20 +152,16 @@ def measure(
     return {"index": facts["index"], "points": points, "memory": memory}
 
 
-def setting(text: str) -> tuple[int, int]:
-    """`nprobe:k_factor`."""
-    nprobe, k_factor = text.split(":")
-    return int(nprobe), int(k_factor)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("prepared", type=Variant, nargs="+",
                         help="prepared folders with a fast-scan index, distinct names; "
                         "DIR@CHECKOUT serves it with another checkout's code, DIR:NAME=VALUE,... "
                         "with settings added to its server's environment")  # fmt: skip
-    parser.add_argument("--settings", type=setting, nargs="+", default=[(16, 4), (32, 8), (64, 8)],
-                        help="nprobe:k_factor points (default: 16:4 32:8 64:8)")  # fmt: skip
+    parser.add_argument("--settings", type=Setting, nargs="+",
+                        default=[Setting(text) for text in ("16:4", "32:8", "64:8")],
+                        help="nprobe:k_factor[:probe_margin] points "
+                        "(default: 16:4 32:8 64:8)")  # fmt: skip
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--out", type=Path)

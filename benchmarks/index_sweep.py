@@ -71,16 +71,23 @@ def builds(args: argparse.Namespace) -> list[tuple[Build, list[dict[str, int]]]]
     """Each index to build, with the search settings to measure it at."""
     planned: list[tuple[Build, list[dict[str, int]]]] = []
     for nlist, pq_m in itertools.product(args.nlist, args.pq_m):
-        searches = [{"nprobe": p, "k_factor": k} for p in args.nprobe for k in args.k_factor
-                    if p <= nlist]  # fmt: skip
+        searches = [{"nprobe": p, "k_factor": k, **margin} for p in args.nprobe
+                    for k in args.k_factor for margin in margins(args) if p <= nlist]  # fmt: skip
         planned.append((Build("fastscan", {"nlist": nlist, "pq_m": pq_m}), searches))
     for kind, efforts in (("hnsw", args.hnsw_ef), ("hnswsq", args.hnswsq_ef)):
         if efforts:
             planned.append((Build(kind, {}), [{"ef_search": ef} for ef in efforts]))
     for nlist in args.ivf_nlist:
-        planned.append((Build("ivf", {"nlist": nlist}), [{"nprobe": p} for p in args.ivf_nprobe
+        planned.append((Build("ivf", {"nlist": nlist}), [{"nprobe": p, **margin}
+                                                         for p in args.ivf_nprobe
+                                                         for margin in margins(args)
                                                          if p <= nlist]))  # fmt: skip
     return planned
+
+
+def margins(args: argparse.Namespace) -> list[dict[str, float]]:
+    """The probe margins asked for (--probe-margin), or the index's own (an empty setting)."""
+    return [{"probe_margin": margin} for margin in args.probe_margin] or [{}]
 
 
 def measure(
@@ -232,7 +239,8 @@ def batched_cell(point: dict[str, Any]) -> str:
     return f"{value:,.0f} (served {point['queries_per_second'] / value:.2f}x)"
 
 
-SEARCH_KEYS = {"fastscan": ("nprobe", "k_factor"), "ivf": ("nprobe",), "hnsw": ("ef_search",),
+SEARCH_KEYS = {"fastscan": ("nprobe", "k_factor", "probe_margin"),
+               "ivf": ("nprobe", "probe_margin"), "hnsw": ("ef_search",),
                "hnswsq": ("ef_search",)}  # fmt: skip
 BUILD_KEYS = {
     "fastscan": ("nlist", "pq_m"),
@@ -271,6 +279,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hnswsq-ef", type=int, nargs="*", default=[32, 64, 128, 256])
     parser.add_argument("--ivf-nlist", type=int, nargs="*", default=[1024])
     parser.add_argument("--ivf-nprobe", type=int, nargs="*", default=[16, 32, 64])
+    parser.add_argument("--probe-margin", type=float, nargs="*", default=[],
+                        help="IVF kinds: probe margins (default the index's)")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=1.5, help="per q/s figure")
     parser.add_argument("--gensim", action="store_true", help="check the exact path on gensim")
     parser.add_argument("--row-major", action="store_true",
