@@ -25,8 +25,10 @@ class SearchOptions(TypedDict, total=False):
 
     exclude: more tokens to leave out; restrict: search only the first N rows (gensim's
     restrict_vocab); exact: the exhaustive path even on a table with an approximate index;
-    ef_search / nprobe: an HNSW / IVF index's effort; k_factor: an IVF-PQ or fast-scan
-    index's candidates per result, rescored exactly; checkpoint: which version of the rows.
+    ef_search / nprobe: an HNSW / IVF index's effort; probe_margin: an IVF index skips the
+    lists of the nprobe nearest whose centroid is more than this cosine below the nearest's;
+    k_factor: an IVF-PQ or fast-scan index's candidates per result, rescored exactly;
+    checkpoint: which version of the rows.
     """
 
     exclude: Sequence[str]
@@ -34,6 +36,7 @@ class SearchOptions(TypedDict, total=False):
     exact: bool
     ef_search: int | None
     nprobe: int | None
+    probe_margin: float | None
     k_factor: int | None
     checkpoint: int | None
 

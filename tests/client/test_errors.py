@@ -69,6 +69,9 @@ def test_texts_and_queries_that_cannot_be_answered(sync_client: Client) -> None:
     assert isinstance(query, e.InvalidQuery)
     other = raised(lambda: sync_client.drift("small", target="minilm"))
     assert isinstance(other, e.InvalidQuery) and "wide" in other.message
+    # An index option sent to a table searched exactly: the server names the kinds it is for.
+    margin = raised(lambda: sync_client.neighbors("minilm", "king", probe_margin=0.3))
+    assert isinstance(margin, e.InvalidQuery) and "probe_margin applies to an ivf" in margin.message
 
 
 def test_arguments_the_client_refuses_before_sending(sync_client: Client) -> None:
