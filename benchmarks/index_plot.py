@@ -10,12 +10,15 @@ from typing import Any
 
 
 def label(point: dict[str, Any]) -> str:
-    """The index a point belongs to: its kind and build parameters."""
+    """The index a point belongs to: its kind and build parameters (and an IVF kind's probe
+    margin, when the sweep measured it: each margin is a line of its own)."""
     kind = point["kind"]
+    margin = point.get("probe_margin")
+    margin_label = "" if margin is None else f", probe_margin={margin:g}"
     if kind == "fastscan":
-        return f"fastscan nlist={point['nlist']} M={point['pq_m']} (rescored exactly)"
+        return f"fastscan nlist={point['nlist']} M={point['pq_m']}{margin_label} (rescored exactly)"
     if kind == "ivf":
-        return f"ivf nlist={point['nlist']}"
+        return f"ivf nlist={point['nlist']}{margin_label}"
     return f"{kind} M={point.get('hnsw_m')}"
 
 

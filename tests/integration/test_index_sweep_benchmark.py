@@ -23,18 +23,21 @@ def test_the_sweep_measures_both_layouts_and_the_plot_draws_a_line_for_each(
     write_table(table, rows=20_000, width=32, seed=0)
     command = [sys.executable, "-m", "benchmarks.index_sweep", "--table", str(table),
                "--nlist", "64", "--pq-m", "16", "--nprobe", "4", "16", "--k-factor", "4",
-               "--hnsw-ef", "--hnswsq-ef", "--ivf-nlist", "--seconds", "0.2", "--row-major",
-               "--out", str(out)]  # fmt: skip
+               "--probe-margin", "2", "0.3", "--hnsw-ef", "--hnswsq-ef", "--ivf-nlist",
+               "--seconds", "0.2", "--row-major", "--out", str(out)]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert result.stdout.startswith("command: python -m benchmarks.index_sweep ")
     points = json.loads(out.read_text())["points"]
-    assert [(p["kind"], p["nprobe"]) for p in points] == [("fastscan", 4), ("fastscan", 16)]
+    assert [(p["kind"], p["nprobe"], p["probe_margin"]) for p in points] == [
+        ("fastscan", 4, 2), ("fastscan", 4, 0.3), ("fastscan", 16, 2), ("fastscan", 16, 0.3)
+    ]  # fmt: skip
     for point in points:
         assert 0 <= point["recall_at_10"] <= 1
         assert point["queries_per_second"] > 0 and point["row_major_queries_per_second"] > 0
     lines = lines_of(points)
-    name = "fastscan nlist=64 M=16 (rescored exactly)"
-    assert set(lines) == {name, name + ", layout rows"}
-    by_rows = [p["queries_per_second"] for p in lines[name + ", layout rows"]]
+    names = [f"fastscan nlist=64 M=16, probe_margin={margin} (rescored exactly)"
+             for margin in ("2", "0.3")]  # fmt: skip
+    assert set(lines) == {*names, *(name + ", layout rows" for name in names)}
+    by_rows = [p["queries_per_second"] for p in lines[names[1] + ", layout rows"]]
     assert set(by_rows) <= {p["row_major_queries_per_second"] for p in points}
