@@ -133,6 +133,11 @@ def test_probe_margin_probes_the_lists_within_it_of_the_nearest(indexed: Indexin
         assert kept == nprobe and len(depths) > 1  # margin 2 is plain nprobe; margins differ
     restricted = approximate.candidates(direction, 10, 2000, SearchOptions(probe_margin=0.1))
     assert (restricted[restricted >= 0] < 2000).all()
+    # Directions of another dtype or layout are converted, with the same answer.
+    wide = np.asfortranarray(np.repeat(direction, 3, axis=0).astype(np.float64))
+    again = approximate.candidates(wide, 10, None, SearchOptions(probe_margin=0.3))
+    once = approximate.candidates(direction, 10, None, SearchOptions(probe_margin=0.3))
+    np.testing.assert_array_equal(again, np.repeat(once, 3, axis=0))
 
 
 def test_exclusions_zero_rows_and_restrict_keep_their_meaning(indexed: Indexing) -> None:

@@ -233,6 +233,8 @@ class ApproximateIndex:
         A direction near one cluster of rows has a few lists far above the rest; the lists
         beyond the margin hold rows of other clusters, which are rarely among its neighbours,
         so nprobe is the most lists a query scans rather than the number it always scans."""
+        # Held by a name for the call: FAISS reads it through a bare pointer.
+        directions = np.ascontiguousarray(directions, dtype=np.float32)
         count = len(directions)
         scores, lists = self._ivf.quantizer.search(directions, params.nprobe)
         lists[scores < scores[:, :1] - np.float32(margin)] = -1
@@ -240,7 +242,7 @@ class ApproximateIndex:
         labels = np.empty((count, depth), dtype=np.int64)
         self._ivf.search_preassigned_c(
             count,
-            faiss.swig_ptr(np.ascontiguousarray(directions, dtype=np.float32)),
+            faiss.swig_ptr(directions),
             depth,
             faiss.swig_ptr(lists),
             faiss.swig_ptr(scores),
