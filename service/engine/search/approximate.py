@@ -191,7 +191,7 @@ class ApproximateIndex:
 
     @property
     def kind(self) -> IndexKind:
-        """hnsw, ivf or ivfpq."""
+        """hnsw, hnswsq, ivf, ivfpq or fastscan."""
         return self.parameters.kind
 
     @cached_property
@@ -203,7 +203,7 @@ class ApproximateIndex:
             links = int(hnsw.hnsw.neighbors.size()) * 4
             storage: Any = faiss.downcast_index(hnsw.storage)
             return int(index.ntotal * storage.code_size + links)
-        ivf = faiss.extract_index_ivf(index)
+        ivf = self._ivf
         centroids = ivf.nlist * index.d * 4
         if self.kind == "fastscan":
             return _block_list_bytes(ivf) + int(index.ntotal) * 8 + centroids
@@ -255,6 +255,7 @@ class ApproximateIndex:
 
     @cached_property
     def _ivf(self) -> Any:
+        """The IVF index inside (IVF kinds only): its coarse quantizer, lists and sizes."""
         return faiss.extract_index_ivf(self.index)
 
     def _search_parameters(
