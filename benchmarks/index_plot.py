@@ -19,6 +19,8 @@ def label(point: dict[str, Any]) -> str:
         return f"fastscan nlist={point['nlist']} M={point['pq_m']}{margin_label} (rescored exactly)"
     if kind == "ivf":
         return f"ivf nlist={point['nlist']}{margin_label}"
+    if kind == "ivfpq":
+        return f"ivfpq nlist={point['nlist']} M={point['pq_m']}{margin_label} (rescored exactly)"
     return f"{kind} M={point.get('hnsw_m')}"
 
 

@@ -82,6 +82,12 @@ def builds(args: argparse.Namespace) -> list[tuple[Build, list[dict[str, int]]]]
                                                          for p in args.ivf_nprobe
                                                          for margin in margins(args)
                                                          if p <= nlist]))  # fmt: skip
+    for nlist in args.ivfpq_nlist:
+        planned.append((Build("ivfpq", {"nlist": nlist}), [{"nprobe": p, "k_factor": k, **margin}
+                                                           for p in args.ivfpq_nprobe
+                                                           for k in args.ivfpq_k_factor
+                                                           for margin in margins(args)
+                                                           if p <= nlist]))  # fmt: skip
     return planned
 
 
@@ -240,11 +246,13 @@ def batched_cell(point: dict[str, Any]) -> str:
 
 
 SEARCH_KEYS = {"fastscan": ("nprobe", "k_factor", "probe_margin"),
+               "ivfpq": ("nprobe", "k_factor", "probe_margin"),
                "ivf": ("nprobe", "probe_margin"), "hnsw": ("ef_search",),
                "hnswsq": ("ef_search",)}  # fmt: skip
 BUILD_KEYS = {
     "fastscan": ("nlist", "pq_m"),
     "ivf": ("nlist",),
+    "ivfpq": ("nlist", "pq_m", "pq_bits"),
     "hnsw": ("hnsw_m", "ef_construction"),
     "hnswsq": ("hnsw_m", "ef_construction"),
 }
@@ -279,6 +287,15 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--hnswsq-ef", type=int, nargs="*", default=[32, 64, 128, 256])
     parser.add_argument("--ivf-nlist", type=int, nargs="*", default=[1024])
     parser.add_argument("--ivf-nprobe", type=int, nargs="*", default=[16, 32, 64])
+    parser.add_argument(
+        "--ivfpq-nlist",
+        type=int,
+        nargs="*",
+        default=[1024],
+        help="IVF-PQ indexes (8-bit codes, pq_m at its default); none: skip",
+    )
+    parser.add_argument("--ivfpq-nprobe", type=int, nargs="*", default=[16, 32, 64])
+    parser.add_argument("--ivfpq-k-factor", type=int, nargs="*", default=[4])
     parser.add_argument("--probe-margin", type=float, nargs="*", default=[],
                         help="IVF kinds: probe margins (default the index's)")  # fmt: skip
     parser.add_argument("--seconds", type=float, default=1.5, help="per q/s figure")

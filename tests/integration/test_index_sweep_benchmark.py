@@ -24,20 +24,25 @@ def test_the_sweep_measures_both_layouts_and_the_plot_draws_a_line_for_each(
     command = [sys.executable, "-m", "benchmarks.index_sweep", "--table", str(table),
                "--nlist", "64", "--pq-m", "16", "--nprobe", "4", "16", "--k-factor", "4",
                "--probe-margin", "2", "0.3", "--hnsw-ef", "--hnswsq-ef", "--ivf-nlist",
+               "--ivfpq-nlist", "64", "--ivfpq-nprobe", "16", "--ivfpq-k-factor", "4",
                "--seconds", "0.2", "--row-major", "--out", str(out)]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert result.stdout.startswith("command: python -m benchmarks.index_sweep ")
     points = json.loads(out.read_text())["points"]
     assert [(p["kind"], p["nprobe"], p["probe_margin"]) for p in points] == [
-        ("fastscan", 4, 2), ("fastscan", 4, 0.3), ("fastscan", 16, 2), ("fastscan", 16, 0.3)
+        ("fastscan", 4, 2), ("fastscan", 4, 0.3), ("fastscan", 16, 2), ("fastscan", 16, 0.3),
+        ("ivfpq", 16, 2), ("ivfpq", 16, 0.3),
     ]  # fmt: skip
+    ivfpq = points[-1]
+    assert (ivfpq["nlist"], ivfpq["pq_m"], ivfpq["pq_bits"], ivfpq["k_factor"]) == (64, 8, 8, 4)
     for point in points:
         assert 0 <= point["recall_at_10"] <= 1
         assert point["queries_per_second"] > 0 and point["row_major_queries_per_second"] > 0
     lines = lines_of(points)
-    names = [f"fastscan nlist=64 M=16, probe_margin={margin} (rescored exactly)"
-             for margin in ("2", "0.3")]  # fmt: skip
+    built = (("fastscan", 16), ("ivfpq", 8))  # kind, pq_m
+    names = [f"{kind} nlist=64 M={m}, probe_margin={margin} (rescored exactly)"
+             for kind, m in built for margin in ("2", "0.3")]  # fmt: skip
     assert set(lines) == {*names, *(name + ", layout rows" for name in names)}
     by_rows = [p["queries_per_second"] for p in lines[names[1] + ", layout rows"]]
     assert set(by_rows) <= {p["row_major_queries_per_second"] for p in points}
