@@ -73,15 +73,16 @@ def read_rows(prepared: Path) -> Rows:
                 np.load(prepared / "norms.npy"), queries, truth)  # fmt: skip
 
 
-def build(kind: str, centroids: np.ndarray, rows: Rows, train: int) -> tuple[Any, Any]:
-    """An index of `kind` over the lists of `centroids`; (index, its quantizer: kept alive)."""
+def build(kind: str, centroids: np.ndarray, pq_m: int, rows: Rows, train: int) -> tuple[Any, Any]:
+    """An index of `kind` over the lists of `centroids` (PQ: `pq_m` sub-quantizers, the served
+    index's); (index, its quantizer: kept alive)."""
     nlist, width = centroids.shape
     quantizer = faiss.IndexFlatIP(width)
     quantizer.add(centroids)
     metric = faiss.METRIC_INNER_PRODUCT
     index: Any
     if kind == "pq-bbs64":
-        index = faiss.IndexIVFPQFastScan(quantizer, width, nlist, width, 4, metric, 64)
+        index = faiss.IndexIVFPQFastScan(quantizer, width, nlist, pq_m, 4, metric, 64)
     else:
         bits = int(kind.removeprefix("rabitq"))
         index = faiss.IndexIVFRaBitQFastScan(quantizer, width, nlist, metric, 32, True, bits)
@@ -190,7 +191,7 @@ def main() -> None:
     variants: list[tuple[str, Any, Any]] = [("served (pq, bbs 32)", ivf, None)]
     for kind in args.variants:
         started = time.perf_counter()
-        index, quantizer = build(kind, centroids, rows, args.train)
+        index, quantizer = build(kind, centroids, served.pq.M, rows, args.train)
         print(f"{kind}: {index.code_size} bytes a row of codes, built in "
               f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
         variants.append((kind, index, quantizer))
