@@ -88,6 +88,8 @@ def test_the_analogy_lists_the_api_answers_and_places_the_result(page: Page, bas
     )
     assert shown == [[n["token"], str(n["score"])] for n in expected]
     assert shown[0][0] == "queen"
+    # The list comes first; the star follows once /lookup and /project have answered.
+    expect(page.locator("#analogy-status")).to_contain_text("The star is a \u2212 b + c itself")
     roles = page.evaluate("window.explorer.plot.marks.map(m => m.role)")
     assert roles.count("result") == 1 and roles.count("term") == 3
     # The terms, the answers and the star are labelled, above the ordinary labels.

@@ -212,8 +212,10 @@ async function runAnalogy() {
   app.neighbours.clear();
   app.state.token = "";
   app.writeLink();
+  const table = app.table;
   try {
-    app.plot.setMarks((await app.analogy.show(app)) ?? []);
+    const marks = await app.analogy.show(app);
+    if (app.table === table) app.plot.setMarks(marks ?? []);
   } catch (error) {
     fail(error);
   }
