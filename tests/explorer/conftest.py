@@ -6,6 +6,7 @@ screenshot of the page in its pytest tmp dir and prints the path.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.request
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from benchmarks.browser import chromium
 from benchmarks.explorer_tables import write_lee_table
@@ -123,3 +125,24 @@ def open_explorer(page: Page, base: str, query: str = "") -> None:
     """Open the explorer and wait until its points are drawn."""
     page.goto(f"{base}/explorer{query}")
     page.wait_for_selector("#plot[data-plotted]")
+
+
+def labels_once_marked(page: Page, texts: list[str]) -> list[dict[str, Any]]:
+    """The plot's placed labels once every one of `texts` labels a mark.
+
+    Labels are placed on an animation frame after the marks, later still on a loaded machine;
+    if they never all appear, the labels as they are, for the caller's assertion to show.
+    """
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            """texts => {
+                const marked = new Set(window.explorer.plot.labels.placed
+                    .filter(l => l.mark).map(l => l.text));
+                return texts.every(t => marked.has(t));
+            }""",
+            arg=texts,
+            timeout=TIMEOUT_MS,
+        )
+    return page.evaluate(
+        "window.explorer.plot.labels.placed.map(l => ({text: l.text, mark: l.mark, box: l.box}))"
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def set_up_a_view(page: Page, base: str) -> None:
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -300)
-    page.wait_for_timeout(400)  # the camera reaches the link a moment after it moves
+    expect(page).to_have_url(re.compile("camera="))  # a moment after the camera stops
 
 
 def test_a_named_bookmark_restores_the_same_view(page: Page, base_url: str) -> None:

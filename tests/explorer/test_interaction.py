@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.explorer.conftest import api, open_explorer
+from tests.explorer.conftest import api, labels_once_marked, open_explorer
 
 pytestmark = pytest.mark.slow
 
@@ -93,13 +93,9 @@ def test_the_analogy_lists_the_api_answers_and_places_the_result(page: Page, bas
     roles = page.evaluate("window.explorer.plot.marks.map(m => m.role)")
     assert roles.count("result") == 1 and roles.count("term") == 3
     # The terms, the answers and the star are labelled, above the ordinary labels.
-    page.wait_for_timeout(200)  # the frame after the marks
-    labelled = page.evaluate(
-        "window.explorer.plot.labels.placed.filter(l => l.mark).map(l => l.text)"
-    )
-    assert {"king", "man", "woman", "king \u2212 man + woman", *(t for t, _ in shown)} <= set(
-        labelled
-    )
+    wanted = ["king", "man", "woman", "king \u2212 man + woman", *(t for t, _ in shown)]
+    labelled = {label["text"] for label in labels_once_marked(page, wanted) if label["mark"]}
+    assert set(wanted) <= labelled
 
 
 def test_switching_tables_keeps_the_page_working(page: Page, base_url: str) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.explorer.conftest import api, open_explorer
+from tests.explorer.conftest import api, labels_once_marked, open_explorer
 from tests.explorer.test_layouts import assert_graph_is_the_apis
 
 pytestmark = pytest.mark.slow
@@ -48,8 +50,8 @@ def test_pca_in_3d_renders_rotates_and_picks(page: Page, base_url: str) -> None:
     assert yaw == pytest.approx(0.6 + 0.9)
     page.mouse.click(after["x"], after["y"])
     expect(page.locator("#neighbours-word")).to_have_text("king")
-    page.wait_for_timeout(400)  # the camera reaches the link a moment after it moves
-    assert "camera=" in page.url and "dims=3" in page.url
+    expect(page).to_have_url(re.compile("camera="))  # a moment after the camera stops
+    assert "dims=3" in page.url
     assert page.log.errors == []  # type: ignore[attr-defined]
 
 
@@ -107,13 +109,11 @@ def test_isolating_matches_runs_umap_on_neighbours_among_them(page: Page, base_u
 def test_every_neighbour_of_king_is_labelled_above_the_rest(page: Page, base_url: str) -> None:
     open_explorer(page, base_url, "?table=minilm&token=king")
     page.wait_for_selector("#neighbours li")
-    page.wait_for_timeout(200)  # the frame after the marks
-    labels = page.evaluate(
-        "window.explorer.plot.labels.placed.map(l => ({text: l.text, mark: l.mark, box: l.box}))"
-    )
-    marked = {label["text"] for label in labels if label["mark"]}
     neighbours = api(base_url, "v1/tables/minilm/neighbors", {"token": "king", "k": 8})
-    assert {"king", *(n["token"] for n in neighbours["neighbors"])} <= marked
+    wanted = ["king", *(n["token"] for n in neighbours["neighbors"])]
+    labels = labels_once_marked(page, wanted)
+    marked = {label["text"] for label in labels if label["mark"]}
+    assert set(wanted) <= marked
     boxes = [label["box"] for label in labels]
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
