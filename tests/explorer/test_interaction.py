@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.explorer.conftest import api, labels_once_marked, open_explorer
 
@@ -109,4 +109,25 @@ def test_switching_tables_keeps_the_page_working(page: Page, base_url: str) -> N
     page.fill("#search", "police")
     page.press("#search", "Enter")
     expect(page.locator("#neighbours-word")).to_have_text("police")
+    assert page.log.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_late_picture_of_the_table_left_is_not_drawn(page: Page, base_url: str) -> None:
+    # Switch to minilm, hold its projection back, switch to lee: lee's picture is drawn, and
+    # minilm's, answered afterwards, is dropped rather than drawn over it.
+    open_explorer(page, base_url, "?table=lee")
+    held: list[Route] = []
+    page.route("**/v1/tables/minilm/projection", lambda route: held.append(route))
+    page.select_option("#table", "minilm")
+    while not held:
+        page.wait_for_timeout(20)
+    page.select_option("#table", "lee")
+    plot = page.locator("#plot")
+    expect(plot).to_have_attribute("data-plotted", "1657")
+    with page.expect_response("**/v1/tables/minilm/projection"):
+        held[0].continue_()
+    page.wait_for_timeout(1000)  # ample for the late answer to be drawn, were it drawn
+    expect(plot).to_have_attribute("data-plotted", "1657")
+    assert page.evaluate("window.explorer.points.length") == 1657
+    assert page.evaluate("window.explorer.table.name") == "lee" and "table=lee" in page.url
     assert page.log.errors == []  # type: ignore[attr-defined]

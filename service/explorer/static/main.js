@@ -33,6 +33,8 @@ const app = {
   table: null,
   request: null,
   projection: null,
+  // Pictures asked for so far: the answer for one that another has replaced is dropped.
+  pictures: 0,
   points: [],
   indexOfToken: new Map(),
   layout: null,
@@ -97,15 +99,17 @@ async function openTable(name, { keepView }) {
   if (!keepView) Object.assign(app.state, { token: "", isolate: [], camera: [] });
   app.picker.showFacts(app.table);
   app.suspects = null;
-  await showPicture({ keepCamera: keepView });
+  if (!(await showPicture({ keepCamera: keepView }))) return;
   const suspects = app.suspectsPanel.show(app);
   if (app.state.token) await select(app.state.token);
   else await app.split.show();
   await suspects;
 }
 
-// Project the rows the state asks for (again), and start a layout if it asks for one.
+// Project the rows the state asks for (again), and start a layout if it asks for one. False
+// when another picture (another table, another selection) was asked for meanwhile.
 async function showPicture({ keepCamera }) {
+  const picture = ++app.pictures;
   app.projectionPanel.stop();
   app.layout = null;
   delete byId("plot").dataset.layout; // no layout until the next one starts
@@ -121,14 +125,20 @@ async function showPicture({ keepCamera }) {
   if (!keepCamera) app.state.camera = [];
   const camera = app.state.camera;
   app.messages.showOverlay(`Projecting ${app.table.name}\u2026`);
+  const [key, answer] = takeProjection(app.table.name);
+  let projection;
   try {
-    app.projection = await takeProjection(app.table.name);
-    performance.mark("explorer:projection");
+    projection = await answer;
   } catch (error) {
+    if (picture !== app.pictures) return false;
     app.projection = null;
     fail(error);
-    return;
+    return true;
   }
+  if (picture !== app.pictures) return false;
+  app.projection = projection;
+  app.answered = key;
+  performance.mark("explorer:projection");
   plotProjection(app.projection);
   app.projectionPanel.showIsolated();
   app.writeLink();
@@ -139,6 +149,7 @@ async function showPicture({ keepCamera }) {
   } else if (camera.length) {
     app.plot.setCamera(camera);
   }
+  return true;
 }
 
 function startProjection(name) {
@@ -148,17 +159,19 @@ function startProjection(name) {
   app.started = { name, request: JSON.stringify(request), answer };
 }
 
+// [key, answer]: the projection the state asks for, and what names it (app.answered once
+// drawn).
 function takeProjection(name) {
   const wanted = JSON.stringify(app.projectionPanel.request());
   const key = `${name}\n${wanted}`;
   // Another method on the same rows (PCA to UMAP, say) needs no new answer.
-  if (app.projection && app.answered === key) return Promise.resolve(app.projection);
+  if (app.projection && app.answered === key) return [key, Promise.resolve(app.projection)];
   if (app.started?.name !== name || app.started.request !== wanted) startProjection(name);
   const { answer } = app.started;
   app.started = null;
   app.request = JSON.parse(wanted);
-  app.answered = key;
-  return answer;
+  app.answered = null;
+  return [key, answer];
 }
 
 function plotProjection(projection) {
@@ -233,7 +246,7 @@ async function isolate(tokens) {
 
 async function reproject() {
   if (!app.table) return;
-  await showPicture({ keepCamera: false });
+  if (!(await showPicture({ keepCamera: false }))) return;
   if (app.state.token) await select(app.state.token);
 }
 
