@@ -131,3 +131,41 @@ def test_a_late_picture_of_the_table_left_is_not_drawn(page: Page, base_url: str
     assert page.evaluate("window.explorer.points.length") == 1657
     assert page.evaluate("window.explorer.table.name") == "lee" and "table=lee" in page.url
     assert page.log.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_list_is_of_the_last_word_asked_whatever_answers_last(
+    page: Page, base_url: str
+) -> None:
+    # king's answer is held back until queen's is shown (as a cached answer can overtake a
+    # computed one); when king's arrives, the page still shows queen's neighbours and marks.
+    open_explorer(page, base_url, "?table=minilm")
+    held: list[Route] = []
+
+    def hold_king(route: Route) -> None:
+        if '"king"' in (route.request.post_data or ""):
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/v1/tables/minilm/neighbors", hold_king)
+    page.fill("#search", "king")
+    page.press("#search", "Enter")
+    while not held:
+        page.wait_for_timeout(20)
+    page.fill("#search", "queen")
+    page.press("#search", "Enter")
+    expect(page.locator("#neighbours-word")).to_have_text("queen")
+    expected = api(base_url, "v1/tables/minilm/neighbors", {"token": "queen", "k": 8})
+    tokens = [n["token"] for n in expected["neighbors"]]
+    with page.expect_response("**/v1/tables/minilm/neighbors"):
+        held[0].continue_()
+    page.wait_for_timeout(1000)  # ample for the late answer to be shown, were it shown
+    expect(page.locator("#neighbours-word")).to_have_text("queen")
+    listed = page.eval_on_selector_all(
+        "#neighbours li", "items => items.map(li => li.dataset.token)"
+    )
+    assert listed == tokens
+    marks = page.evaluate("window.explorer.plot.marks.map(m => m.point.token)")
+    assert marks == ["queen", *tokens]
+    assert "token=queen" in page.url
+    assert page.log.errors == []  # type: ignore[attr-defined]

@@ -214,7 +214,7 @@ async function select(token) {
   const table = app.table;
   try {
     const marks = await app.neighbours.show(token);
-    if (app.table === table) app.plot.setMarks(marks ?? []);
+    if (marks !== undefined && app.table === table) app.plot.setMarks(marks ?? []);
   } catch (error) {
     fail(error);
   }
@@ -228,7 +228,7 @@ async function runAnalogy() {
   const table = app.table;
   try {
     const marks = await app.analogy.show(app);
-    if (app.table === table) app.plot.setMarks(marks ?? []);
+    if (marks !== undefined && app.table === table) app.plot.setMarks(marks ?? []);
   } catch (error) {
     fail(error);
   }

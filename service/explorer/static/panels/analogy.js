@@ -10,24 +10,29 @@ export class AnalogyPanel {
   /** `onSubmit()` runs when the person asks for an analogy. */
   constructor(root, onSubmit) {
     this.parts = parts(root);
+    this.asked = 0; // analogies asked for, and clears: only the latest answer is shown
     this.parts.form.addEventListener("submit", (event) => {
       event.preventDefault();
       onSubmit();
     });
   }
 
-  /** Answer the analogy in the form; returns the plot's marks, or null when it was refused. */
+  /** Answer the analogy in the form; returns the plot's marks, null when it was refused,
+   * undefined when another analogy or a clear came first. */
   show(app) {
-    return showAnalogy(app, this.parts);
+    const call = ++this.asked;
+    return showAnalogy(app, this.parts, () => call === this.asked);
   }
 
+  /** Empty the panel; an answer still on its way is then dropped. */
   clear() {
+    this.asked += 1;
     fill(this.parts.list);
     setStatus(this.parts.status, "");
   }
 }
 
-async function showAnalogy(app, p) {
+async function showAnalogy(app, p, current) {
   const [a, b, c] = [p.a, p.b, p.c].map((input) => input.value.trim());
   const method = p.method.value;
   if (!a || !b || !c) {
@@ -40,6 +45,7 @@ async function showAnalogy(app, p) {
   try {
     answer = await post(table, "analogy", body);
   } catch (error) {
+    if (!current()) return undefined;
     if (!["UnknownToken", "ZeroVector"].includes(error.type)) throw error;
     fill(p.list);
     setStatus(p.status, describe(error, table), true);
@@ -48,10 +54,13 @@ async function showAnalogy(app, p) {
   const terms = [a, b, c].map((term) => answer.matched[term] ?? term);
   const answers = answer.neighbors.map((neighbour) => neighbour.token);
   const placed = await place(app, [...terms, ...answers]);
+  if (!current()) return undefined;
   fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
   const marks = [...marksOf(terms, placed, "term"), ...marksOf(answers, placed, "answer")];
   if (method === "add" && placesOthers(app)) {
-    marks.push(await resultMark(app, terms));
+    const result = await resultMark(app, terms);
+    if (!current()) return undefined;
+    marks.push(result);
     setStatus(p.status, "The star is a \u2212 b + c itself, placed on the picture.");
   } else if (method === "add") {
     setStatus(p.status, "The star a \u2212 b + c is placed on PCA pictures of the table's " +

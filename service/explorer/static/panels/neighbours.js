@@ -15,6 +15,7 @@ export class NeighboursPanel {
     this.app = app;
     this.parts = parts(root);
     this.listed = [];
+    this.asked = 0; // words asked for, and clears: only the latest answer is shown
     const { k, isolate } = this.parts;
     k.value = String(app.state.k);
     k.addEventListener("change", () => {
@@ -24,15 +25,18 @@ export class NeighboursPanel {
     isolate.addEventListener("click", () => app.isolate(this.listed));
   }
 
-  /** List the neighbours of `token` and return the plot's marks (the word and its neighbours). */
+  /** List the neighbours of `token` and return the plot's marks (the word and its neighbours):
+   * null when the word is refused, undefined when another word or a clear came first. */
   async show(token) {
     const { app, parts: p } = this;
     const table = app.table;
+    const call = ++this.asked;
     setStatus(p.status, `Neighbours of ${quote(token)}\u2026`);
     let answer;
     try {
       answer = await post(table.name, "neighbors", { token, k: app.state.k });
     } catch (error) {
+      if (call !== this.asked) return undefined;
       if (!WORD_ERRORS.has(error.type)) throw error;
       this.clear();
       setStatus(p.status, describe(error, table.name), true);
@@ -41,6 +45,7 @@ export class NeighboursPanel {
     const word = answer.matched[token] ?? token;
     const tokens = answer.neighbors.map((neighbour) => neighbour.token);
     const placed = await place(app, [word, ...tokens]);
+    if (call !== this.asked) return undefined;
     p.word.textContent = word;
     fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
     const outside = placed.has(word) && placed.get(word).index >= 0 ? ""
@@ -54,8 +59,10 @@ export class NeighboursPanel {
     return [...marksOf([word], placed, "selected"), ...marksOf(tokens, placed, "neighbour")];
   }
 
-  /** Empty the panel (another table, or an analogy took over the picture). */
+  /** Empty the panel (another table, or an analogy took over the picture); an answer still
+   * on its way is then dropped. */
   clear() {
+    this.asked += 1;
     const p = this.parts;
     fill(p.list);
     p.word.textContent = "";
