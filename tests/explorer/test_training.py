@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.checkpoint_sets import synthetic_rows
 from tests.explorer.conftest import api
@@ -134,3 +134,37 @@ def test_drift_against_another_table(page: Page, training_url: str) -> None:
     page.locator("#drift-word").press("Enter")
     expect(page.locator("#drift-word-status")).to_contain_text("Not in table run")
     expect(page.locator("#most-moved li").first).to_be_visible()  # the lists stay
+
+
+def test_drift_shows_the_last_word_asked_whatever_answers_last(
+    page: Page, training_url: str
+) -> None:
+    # w3's comparison is held back until w4's is shown; when it arrives, w4's lists stay.
+    open_training(page, training_url, "?table=run&view=drift")
+    held: list[Route] = []
+
+    def hold_w3(route: Route) -> None:
+        if '"w3"' in (route.request.post_data or ""):
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/v1/tables/run/drift", hold_w3)
+    page.locator("#drift-word").fill("w3")
+    page.locator("#drift-word").press("Enter")
+    while not held:
+        page.wait_for_timeout(20)
+    page.locator("#drift-word").fill("w4")
+    page.locator("#drift-word").press("Enter")
+    status = page.locator("#drift-word-status")
+    expect(status).to_contain_text("\u201cw4\u201d")
+    with page.expect_response("**/v1/tables/run/drift"):
+        held[0].continue_()
+    page.wait_for_timeout(1000)  # ample for the late answer to be shown, were it shown
+    expect(status).to_contain_text("\u201cw4\u201d")
+    report = api(training_url, "v1/tables/run/drift", {"tokens": ["w4"], "k": 10})["tokens"][0]
+    after = page.locator("#neighbours-after li").evaluate_all(
+        "items => items.map(i => i.dataset.token)"
+    )
+    assert after == [n["token"] for n in report["after"]]
+    assert page.log.errors == []  # type: ignore[attr-defined]

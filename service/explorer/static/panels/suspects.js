@@ -28,7 +28,9 @@ export class SuspectsPanel {
     try {
       found = await fetchSuspects(table.name);
     } catch (error) {
-      status.textContent = `Suspect rows unavailable: ${describe(error, table.name)}`;
+      if (app.table === table) {
+        status.textContent = `Suspect rows unavailable: ${describe(error, table.name)}`;
+      }
       return;
     }
     if (app.table !== table) return;

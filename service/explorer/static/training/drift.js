@@ -17,6 +17,7 @@ export class DriftPanel {
   constructor(root, app, onCompared) {
     this.app = app;
     this.parts = parts(root);
+    this.asked = 0; // comparisons asked for: only the latest answer is shown
     this.parts.form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.show().then(onCompared);
@@ -48,10 +49,13 @@ export class DriftPanel {
     return { ...body, limit: LISTED, k: K, tokens: word ? [word] : [] };
   }
 
-  /** Compare the chosen versions and list the movers (and the word's lists, if any). */
+  /** Compare the chosen versions and list the movers (and the word's lists, if any); null
+   * when refused, or when another comparison or table was asked for meanwhile. */
   async show() {
     const { app, parts: p } = this;
     const table = app.table;
+    const call = ++this.asked;
+    const current = () => call === this.asked && app.table === table;
     const word = p.word.value.trim();
     app.state.from = p.from.value;
     app.state.to = p.to.value;
@@ -60,6 +64,7 @@ export class DriftPanel {
     try {
       answer = await post(table.name, "drift", this.request(word));
     } catch (error) {
+      if (!current()) return null;
       if (word && WORD_ERRORS.has(error.type)) {
         setStatus(p.wordStatus, describe(error, table.name), true);
         p.word.value = "";
@@ -68,7 +73,7 @@ export class DriftPanel {
       setStatus(p.status, describe(error, table.name), true);
       return null;
     }
-    if (app.table !== table) return null;
+    if (!current()) return null;
     setStatus(p.status, describeAnswer(answer));
     const search = (token) => {
       p.word.value = token;
