@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page
+from playwright.sync_api import Browser, ConsoleMessage, Page, Route
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from benchmarks.browser import chromium
@@ -146,3 +146,25 @@ def labels_once_marked(page: Page, texts: list[str]) -> list[dict[str, Any]]:
     return page.evaluate(
         "window.explorer.plot.labels.placed.map(l => ({text: l.text, mark: l.mark, box: l.box}))"
     )
+
+
+def hold_requests(page: Page, pattern: str, marker: str = "") -> list[Route]:
+    """Hold back the page's requests to `pattern` whose body holds `marker` (every one without
+    a marker); the rest go through. The test lets one go with its route's continue_()."""
+    held: list[Route] = []
+
+    def handle(route: Route) -> None:
+        if marker in (route.request.post_data or ""):
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(pattern, handle)
+    return held
+
+
+def first_held(page: Page, held: list[Route]) -> Route:
+    """The first request hold_requests held back, once the page has sent it."""
+    while not held:
+        page.wait_for_timeout(20)
+    return held[0]

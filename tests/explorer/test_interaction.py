@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, expect
 
-from tests.explorer.conftest import api, labels_once_marked, open_explorer
+from tests.explorer.conftest import (
+    api,
+    first_held,
+    hold_requests,
+    labels_once_marked,
+    open_explorer,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -116,16 +122,14 @@ def test_a_late_picture_of_the_table_left_is_not_drawn(page: Page, base_url: str
     # Switch to minilm, hold its projection back, switch to lee: lee's picture is drawn, and
     # minilm's, answered afterwards, is dropped rather than drawn over it.
     open_explorer(page, base_url, "?table=lee")
-    held: list[Route] = []
-    page.route("**/v1/tables/minilm/projection", lambda route: held.append(route))
+    held = hold_requests(page, "**/v1/tables/minilm/projection")
     page.select_option("#table", "minilm")
-    while not held:
-        page.wait_for_timeout(20)
+    late = first_held(page, held)
     page.select_option("#table", "lee")
     plot = page.locator("#plot")
     expect(plot).to_have_attribute("data-plotted", "1657")
     with page.expect_response("**/v1/tables/minilm/projection"):
-        held[0].continue_()
+        late.continue_()
     page.wait_for_timeout(1000)  # ample for the late answer to be drawn, were it drawn
     expect(plot).to_have_attribute("data-plotted", "1657")
     assert page.evaluate("window.explorer.points.length") == 1657
@@ -139,26 +143,17 @@ def test_the_list_is_of_the_last_word_asked_whatever_answers_last(
     # king's answer is held back until queen's is shown (as a cached answer can overtake a
     # computed one); when king's arrives, the page still shows queen's neighbours and marks.
     open_explorer(page, base_url, "?table=minilm")
-    held: list[Route] = []
-
-    def hold_king(route: Route) -> None:
-        if '"king"' in (route.request.post_data or ""):
-            held.append(route)
-        else:
-            route.continue_()
-
-    page.route("**/v1/tables/minilm/neighbors", hold_king)
+    held = hold_requests(page, "**/v1/tables/minilm/neighbors", '"king"')
     page.fill("#search", "king")
     page.press("#search", "Enter")
-    while not held:
-        page.wait_for_timeout(20)
+    late = first_held(page, held)
     page.fill("#search", "queen")
     page.press("#search", "Enter")
     expect(page.locator("#neighbours-word")).to_have_text("queen")
     expected = api(base_url, "v1/tables/minilm/neighbors", {"token": "queen", "k": 8})
     tokens = [n["token"] for n in expected["neighbors"]]
     with page.expect_response("**/v1/tables/minilm/neighbors"):
-        held[0].continue_()
+        late.continue_()
     page.wait_for_timeout(1000)  # ample for the late answer to be shown, were it shown
     expect(page.locator("#neighbours-word")).to_have_text("queen")
     listed = page.eval_on_selector_all(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, expect
 
 from tests.checkpoint_sets import synthetic_rows
-from tests.explorer.conftest import api
+from tests.explorer.conftest import api, first_held, hold_requests
 
 pytestmark = pytest.mark.slow
 
@@ -141,25 +141,16 @@ def test_drift_shows_the_last_word_asked_whatever_answers_last(
 ) -> None:
     # w3's comparison is held back until w4's is shown; when it arrives, w4's lists stay.
     open_training(page, training_url, "?table=run&view=drift")
-    held: list[Route] = []
-
-    def hold_w3(route: Route) -> None:
-        if '"w3"' in (route.request.post_data or ""):
-            held.append(route)
-        else:
-            route.continue_()
-
-    page.route("**/v1/tables/run/drift", hold_w3)
+    held = hold_requests(page, "**/v1/tables/run/drift", '"w3"')
     page.locator("#drift-word").fill("w3")
     page.locator("#drift-word").press("Enter")
-    while not held:
-        page.wait_for_timeout(20)
+    late = first_held(page, held)
     page.locator("#drift-word").fill("w4")
     page.locator("#drift-word").press("Enter")
     status = page.locator("#drift-word-status")
     expect(status).to_contain_text("\u201cw4\u201d")
     with page.expect_response("**/v1/tables/run/drift"):
-        held[0].continue_()
+        late.continue_()
     page.wait_for_timeout(1000)  # ample for the late answer to be shown, were it shown
     expect(status).to_contain_text("\u201cw4\u201d")
     report = api(training_url, "v1/tables/run/drift", {"tokens": ["w4"], "k": 10})["tokens"][0]
