@@ -15,12 +15,10 @@ def label(point: dict[str, Any]) -> str:
     kind = point["kind"]
     margin = point.get("probe_margin")
     margin_label = "" if margin is None else f", probe_margin={margin:g}"
-    if kind == "fastscan":
-        return f"fastscan nlist={point['nlist']} M={point['pq_m']}{margin_label} (rescored exactly)"
+    if kind in ("fastscan", "ivfpq"):
+        return f"{kind} nlist={point['nlist']} M={point['pq_m']}{margin_label} (rescored exactly)"
     if kind == "ivf":
         return f"ivf nlist={point['nlist']}{margin_label}"
-    if kind == "ivfpq":
-        return f"ivfpq nlist={point['nlist']} M={point['pq_m']}{margin_label} (rescored exactly)"
     return f"{kind} M={point.get('hnsw_m')}"
 
 
