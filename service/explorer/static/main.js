@@ -11,6 +11,7 @@ import { AnalogyPanel } from "./panels/analogy.js";
 import { BookmarksPanel } from "./panels/bookmarks.js";
 import { ColourPanel } from "./panels/colouring.js";
 import { byId, el, fill } from "./common/dom.js";
+import { Latest } from "./common/latest.js";
 import { setUpExport } from "./panels/export.js";
 import { askForKey } from "./common/keys.js";
 import { describe, quote, Messages } from "./common/messages.js";
@@ -33,8 +34,8 @@ const app = {
   table: null,
   request: null,
   projection: null,
-  // Pictures asked for so far: the answer for one that another has replaced is dropped.
-  pictures: 0,
+  // Pictures asked for: the answer for one that another has replaced is dropped.
+  pictures: new Latest(),
   points: [],
   indexOfToken: new Map(),
   layout: null,
@@ -109,7 +110,7 @@ async function openTable(name, { keepView }) {
 // Project the rows the state asks for (again), and start a layout if it asks for one. False
 // when another picture (another table, another selection) was asked for meanwhile.
 async function showPicture({ keepCamera }) {
-  const picture = ++app.pictures;
+  const current = app.pictures.ask();
   app.projectionPanel.stop();
   app.layout = null;
   delete byId("plot").dataset.layout; // no layout until the next one starts
@@ -130,12 +131,12 @@ async function showPicture({ keepCamera }) {
   try {
     projection = await answer;
   } catch (error) {
-    if (picture !== app.pictures) return false;
+    if (!current()) return false;
     app.projection = null;
     fail(error);
     return true;
   }
-  if (picture !== app.pictures) return false;
+  if (!current()) return false;
   app.projection = projection;
   app.answered = key;
   performance.mark("explorer:projection");

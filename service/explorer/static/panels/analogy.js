@@ -2,6 +2,7 @@
 
 import { post } from "../common/api.js";
 import { fill, parts, setStatus } from "../common/dom.js";
+import { Latest } from "../common/latest.js";
 import { describe } from "../common/messages.js";
 import { place, placesOthers, placeVector } from "../plot/placement.js";
 import { marksOf, resultItems } from "./results.js";
@@ -10,7 +11,7 @@ export class AnalogyPanel {
   /** `onSubmit()` runs when the person asks for an analogy. */
   constructor(root, onSubmit) {
     this.parts = parts(root);
-    this.asked = 0; // analogies asked for, and clears: only the latest answer is shown
+    this.latest = new Latest(); // analogies asked for, and clears: the latest answer is shown
     this.parts.form.addEventListener("submit", (event) => {
       event.preventDefault();
       onSubmit();
@@ -20,13 +21,12 @@ export class AnalogyPanel {
   /** Answer the analogy in the form; returns the plot's marks, null when it was refused,
    * undefined when another analogy or a clear came first. */
   show(app) {
-    const call = ++this.asked;
-    return showAnalogy(app, this.parts, () => call === this.asked);
+    return showAnalogy(app, this.parts, this.latest.ask());
   }
 
   /** Empty the panel; an answer still on its way is then dropped. */
   clear() {
-    this.asked += 1;
+    this.latest.drop();
     fill(this.parts.list);
     setStatus(this.parts.status, "");
   }

@@ -3,6 +3,7 @@
 
 import { post } from "../common/api.js";
 import { fill, parts, setStatus } from "../common/dom.js";
+import { Latest } from "../common/latest.js";
 import { describe, quote } from "../common/messages.js";
 import { place } from "../plot/placement.js";
 import { marksOf, resultItems } from "./results.js";
@@ -15,7 +16,7 @@ export class NeighboursPanel {
     this.app = app;
     this.parts = parts(root);
     this.listed = [];
-    this.asked = 0; // words asked for, and clears: only the latest answer is shown
+    this.latest = new Latest(); // words asked for, and clears: only the latest answer is shown
     const { k, isolate } = this.parts;
     k.value = String(app.state.k);
     k.addEventListener("change", () => {
@@ -30,13 +31,13 @@ export class NeighboursPanel {
   async show(token) {
     const { app, parts: p } = this;
     const table = app.table;
-    const call = ++this.asked;
+    const current = this.latest.ask();
     setStatus(p.status, `Neighbours of ${quote(token)}\u2026`);
     let answer;
     try {
       answer = await post(table.name, "neighbors", { token, k: app.state.k });
     } catch (error) {
-      if (call !== this.asked) return undefined;
+      if (!current()) return undefined;
       if (!WORD_ERRORS.has(error.type)) throw error;
       this.clear();
       setStatus(p.status, describe(error, table.name), true);
@@ -45,7 +46,7 @@ export class NeighboursPanel {
     const word = answer.matched[token] ?? token;
     const tokens = answer.neighbors.map((neighbour) => neighbour.token);
     const placed = await place(app, [word, ...tokens]);
-    if (call !== this.asked) return undefined;
+    if (!current()) return undefined;
     p.word.textContent = word;
     fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
     const outside = placed.has(word) && placed.get(word).index >= 0 ? ""
@@ -62,7 +63,7 @@ export class NeighboursPanel {
   /** Empty the panel (another table, or an analogy took over the picture); an answer still
    * on its way is then dropped. */
   clear() {
-    this.asked += 1;
+    this.latest.drop();
     const p = this.parts;
     fill(p.list);
     p.word.textContent = "";

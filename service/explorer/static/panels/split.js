@@ -3,6 +3,7 @@
 
 import { post } from "../common/api.js";
 import { el, fill, parts, setStatus } from "../common/dom.js";
+import { Latest } from "../common/latest.js";
 import { describe, quote } from "../common/messages.js";
 import { place } from "../plot/placement.js";
 
@@ -16,7 +17,7 @@ export class SplitPanel {
   constructor(root, app) {
     this.app = app;
     this.parts = parts(root);
-    this.asked = 0;
+    this.latest = new Latest(); // texts asked for: only the latest answer is shown
     let timer = null;
     this.parts.input.addEventListener("input", () => {
       clearTimeout(timer);
@@ -33,7 +34,7 @@ export class SplitPanel {
   async show() {
     const { app, parts: p } = this;
     const text = p.input.value;
-    const call = ++this.asked;
+    const current = this.latest.ask();
     if (!app.table || !text.trim()) {
       this.clear();
       return;
@@ -43,13 +44,13 @@ export class SplitPanel {
     try {
       answer = await post(table.name, "tokenize", { text });
     } catch (error) {
-      if (call !== this.asked) return;
+      if (!current()) return;
       this.clear();
       setStatus(p.status, describe(error, table.name), true);
       return;
     }
     const placed = await place(app, answer.pieces.map((piece) => piece.token));
-    if (call !== this.asked || app.table !== table) return; // a newer text, or another table
+    if (!current() || app.table !== table) return; // a newer text, or another table
     showPieces(p, answer, (token) => app.select(token));
     setStatus(p.status, summary(answer));
     app.plot.setMarks(marksOf(answer.pieces, placed));

@@ -5,6 +5,7 @@
 import { post } from "../common/api.js";
 import { el, fill, parts, setStatus } from "../common/dom.js";
 import { integer, score } from "../common/format.js";
+import { Latest } from "../common/latest.js";
 import { describe, quote } from "../common/messages.js";
 
 const LISTED = 20;
@@ -17,7 +18,7 @@ export class DriftPanel {
   constructor(root, app, onCompared) {
     this.app = app;
     this.parts = parts(root);
-    this.asked = 0; // comparisons asked for: only the latest answer is shown
+    this.latest = new Latest(); // comparisons asked for: only the latest answer is shown
     this.parts.form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.show().then(onCompared);
@@ -54,8 +55,8 @@ export class DriftPanel {
   async show() {
     const { app, parts: p } = this;
     const table = app.table;
-    const call = ++this.asked;
-    const current = () => call === this.asked && app.table === table;
+    const latest = this.latest.ask();
+    const current = () => latest() && app.table === table;
     const word = p.word.value.trim();
     app.state.from = p.from.value;
     app.state.to = p.to.value;
