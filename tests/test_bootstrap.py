@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def checkout(tmp_path: Path) -> tuple[Path, Path]:
     """The files bootstrap reads, and a venv whose python only records how it was called."""
     for name in ("scripts/bootstrap", "pyproject.toml", "deploy/requirements.lock",
-                 "deploy/requirements-test.lock"):  # fmt: skip
+                 "deploy/requirements-test.lock", "service/engine/search/dots.c"):  # fmt: skip
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     calls = tmp_path / "calls.log"
@@ -42,6 +42,16 @@ def test_a_second_run_installs_nothing(tmp_path: Path) -> None:
     assert installs(calls) == 2  # the lock, then the project itself
     bootstrap(folder)
     assert installs(calls) == 2
+
+
+def test_a_changed_kernel_source_installs_again(tmp_path: Path) -> None:
+    # The editable install compiles dots.c once: a changed source must be built again.
+    folder, calls = checkout(tmp_path)
+    bootstrap(folder)
+    with (folder / "service/engine/search/dots.c").open("a") as source:
+        source.write("/* changed */\n")
+    bootstrap(folder)
+    assert installs(calls) == 4
 
 
 def test_a_changed_lock_or_extra_installs_again(tmp_path: Path) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import faiss
 from threadpoolctl import threadpool_limits
 
+# What limit_compute_threads last set; None until it is called (every pool at its own default).
+_compute_threads: int | None = None
+
 
 def limit_compute_threads(threads: int) -> None:
     """Cap the BLAS and OpenMP pools of this process (numpy, FAISS) at `threads`.
@@ -12,8 +15,15 @@ def limit_compute_threads(threads: int) -> None:
     OpenMP's count is per thread: a thread that runs FAISS must call limit_openmp itself
     (the batchers' worker threads do, through their executors' initializer).
     """
+    global _compute_threads
     threadpool_limits(limits=threads)
     limit_openmp(threads)
+    _compute_threads = threads
+
+
+def compute_threads() -> int | None:
+    """The cap limit_compute_threads set (None: never set)."""
+    return _compute_threads
 
 
 def limit_openmp(threads: int) -> None:

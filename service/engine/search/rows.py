@@ -54,6 +54,7 @@ import faiss
 import numpy as np
 
 from service.engine.errors import DimensionMismatch, ZeroVector
+from service.engine.search import dots
 from service.engine.search.queries import NeighborQuery, Neighbors
 from service.engine.tables.table import EmbeddingTable
 
@@ -262,9 +263,11 @@ class BlasKernel:
         rows = self.vectors[start:stop]
         scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
         scaled = np.ascontiguousarray(scaled, dtype=np.float32)
-        dots = by_columns(scaled, rows) if self.by_columns else by_rows(scaled, rows)
-        dots *= self.scales[start:stop]
-        return dots
+        if self.by_columns and dots.serves(scaled, rows):
+            return dots.by_columns(scaled, rows, self.scales[start:stop])
+        products = by_columns(scaled, rows) if self.by_columns else by_rows(scaled, rows)
+        products *= self.scales[start:stop]
+        return products
 
     def scores_of(self, directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """(batch, len(rows)) float32 cosines with the given rows (0 for masked rows)."""
@@ -272,11 +275,11 @@ class BlasKernel:
         scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
         scaled = np.ascontiguousarray(scaled, dtype=np.float32)
         if gathered.flags.c_contiguous:
-            dots = by_rows(scaled, gathered)
+            products = by_rows(scaled, gathered)
         else:
-            dots = by_columns(scaled, gathered)
-        dots *= self.scales[rows]
-        return dots
+            products = by_columns(scaled, gathered)
+        products *= self.scales[rows]
+        return products
 
     def candidates(
         self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
@@ -395,14 +398,18 @@ def mask(scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
 def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """(batch, rows) float32 inner products with rows stored by columns (rows.T is C order).
 
-    One direction: a 1-row matrix product (as fast as FAISS's SIMD pass over rows stored row
-    after row); two: a matrix-vector product each over the columns; more: directions @ rows.T,
-    one plain matrix product, the directions padded to a multiple of PAD_TO. Three or four
+    The compiled pass (dots.py) reads the columns in place, where BLAS first copies the whole
+    table into its panels (one thread, the default table: 1.2-3.6x BLAS from 1 to 32
+    directions). Where it does not run (not built, or compute threads above one), BLAS: one
+    direction a 1-row matrix product; two a matrix-vector product each; more: directions @
+    rows.T, one plain matrix product, the directions padded to a multiple of PAD_TO. Three or four
     were once rows @ directions.T, transposed (1.16x and 0.97x the best layout when chosen), but
     on another day's machine that tall product ran at 0.36-0.43x while the padded one held
     0.86-1.09x. Measured on the default table, one thread (benchmarks/engine_throughput.py
     measures the result in one run).
     """
+    if dots.serves(directions, rows):  # BlasKernel.scores calls it itself, with the scales
+        return dots.by_columns(directions, rows)
     columns = rows.T
     count = len(directions)
     if count == 1:
@@ -410,8 +417,8 @@ def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     if count == 2:
         return np.stack([direction @ columns for direction in directions])
     padded = padded_batch(directions)
-    dots = padded @ columns
-    return dots if len(padded) == count else dots[:count]
+    products = padded @ columns
+    return products if len(padded) == count else products[:count]
 
 
 def padded_batch(directions: np.ndarray) -> np.ndarray:
@@ -712,14 +719,14 @@ def _dots(source: Source, ids: np.ndarray, directions: np.ndarray, owner: np.nda
     Each dot product is summed on its own, so a score never depends on the other candidates;
     the chunks only keep the float64 temporaries in cache.
     """
-    dots = np.empty(ids.size)
+    sums = np.empty(ids.size)
     for start in range(0, ids.size, CHUNK):
         # Gathered in row order: rows stored by columns (tables/layout.py) are read from
         # `width` places each, and in order those reads share cache lines (2x faster).
         order = start + np.argsort(ids[start : start + CHUNK], kind="stable")
         raw = source(ids[order]).astype(np.float64)
-        dots[order] = np.sum(raw * directions[owner[order]], axis=1)
-    return dots
+        sums[order] = np.sum(raw * directions[owner[order]], axis=1)
+    return sums
 
 
 def gather_rows(vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:

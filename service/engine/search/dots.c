@@ -1,0 +1,332 @@
+/* The exact pass's inner products over rows stored by columns, without packing the table.
+ *
+ * out[q, r] = scale[r] * sum_k directions[q, k] * columns[k * stride + r]: the table's one copy,
+ * stored by columns (tables/layout.py), read in place. BLAS's sgemm copies ("packs") the whole
+ * table into its own panels on every call; at the batch sizes a server forms (4-32 directions)
+ * that copy costs about as much as the products themselves (BENCHMARKS.md). Here, from 9
+ * directions on, each tile of 32 (AVX-512) or 16 (AVX2) rows is read straight from the columns,
+ * with the next tiles prefetched, and multiplied into a block of accumulators held in registers;
+ * up to 8 directions, strips of 8 columns are read forward over every row (below).
+ *
+ * Every score is one float32 FMA chain over k = 0..width-1 in order, then one multiplication by
+ * the row's scale: the same bits whatever the batch, the tile or the instruction set, and
+ * within the bound rows.py's float32_dot_error gives (a float32 dot product in any order).
+ *
+ * Loaded with ctypes (dots.py): no Python API here. A CPU without AVX2 and FMA gets 0 from
+ * dots_simd and the service keeps BLAS.
+ */
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* How far ahead (in floats along a column) each column's next tiles are prefetched: two tiles
+ * of 32 rows. Measured on the default table, one thread, batches of 1-64: 64 floats ahead gave
+ * 1.0-1.3x the q/s of 32, 128, 256 or 512, and 1.4-2.9x no prefetch at all. */
+#define AHEAD 64
+
+/* AVX-512's tile (8 directions x 32 rows) is the faster from this many directions on; below it,
+ * AVX2's (6 x 16) is, on the same CPU (one thread, the default table: 4 directions 1,565 against
+ * 1,140 q/s, 8 2,409 against 1,978, 16 2,978 against 3,707, 32 2,968 against 3,990). */
+#define WIDE_FROM 16
+
+#define AVX512 __attribute__((target("avx512f")))
+#define AVX2 __attribute__((target("avx2,fma")))
+#define INLINE inline __attribute__((always_inline))
+
+/* Up to 8 directions x 32 rows: 16 accumulators of 16 floats. */
+static INLINE AVX512 void tile512(const float *directions, int64_t width, int queries,
+                                  const float *columns, int64_t stride, const float *scales,
+                                  float *out, int64_t rows, __mmask16 low, __mmask16 high)
+{
+    __m512 acc[8][2];
+    for (int q = 0; q < 8; q++) {
+        acc[q][0] = _mm512_setzero_ps();
+        acc[q][1] = _mm512_setzero_ps();
+    }
+    for (int64_t k = 0; k < width; k++) {
+        const float *column = columns + k * stride;
+        __m512 a = _mm512_maskz_loadu_ps(low, column);
+        __m512 b = _mm512_maskz_loadu_ps(high, column + 16);
+        _mm_prefetch((const char *)(column + AHEAD), _MM_HINT_T0);
+        _mm_prefetch((const char *)(column + AHEAD + 16), _MM_HINT_T0);
+        for (int q = 0; q < 8; q++) {
+            if (q < queries) {
+                __m512 d = _mm512_set1_ps(directions[q * width + k]);
+                acc[q][0] = _mm512_fmadd_ps(d, a, acc[q][0]);
+                acc[q][1] = _mm512_fmadd_ps(d, b, acc[q][1]);
+            }
+        }
+    }
+    __m512 s0 = _mm512_set1_ps(1.0f), s1 = s0;
+    if (scales) {
+        s0 = _mm512_maskz_loadu_ps(low, scales);
+        s1 = _mm512_maskz_loadu_ps(high, scales + 16);
+    }
+    for (int q = 0; q < 8; q++) {
+        if (q < queries) {
+            _mm512_mask_storeu_ps(out + q * rows, low, _mm512_mul_ps(acc[q][0], s0));
+            _mm512_mask_storeu_ps(out + q * rows + 16, high, _mm512_mul_ps(acc[q][1], s1));
+        }
+    }
+}
+
+#define TILE512(N)                                                                          \
+    tile512(directions + (int64_t)q0 * width, width, N, columns + r0, stride,               \
+            scales ? scales + r0 : NULL, out + (int64_t)q0 * rows + r0, rows, low, high)
+
+static AVX512 void dots512(const float *directions, int64_t count, int64_t width,
+                           const float *columns, int64_t stride, int64_t rows,
+                           const float *scales, float *out)
+{
+    for (int64_t r0 = 0; r0 < rows; r0 += 32) {
+        int64_t left = rows - r0;
+        __mmask16 low = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
+        __mmask16 high = left >= 32 ? 0xFFFF
+                         : left <= 16 ? 0
+                                      : (__mmask16)((1u << (left - 16)) - 1);
+        int64_t q0 = 0;
+        for (; q0 + 8 <= count; q0 += 8)
+            TILE512(8);
+        switch (count - q0) {
+        case 7: TILE512(7); break;
+        case 6: TILE512(6); break;
+        case 5: TILE512(5); break;
+        case 4: TILE512(4); break;
+        case 3: TILE512(3); break;
+        case 2: TILE512(2); break;
+        case 1: TILE512(1); break;
+        default: break;
+        }
+    }
+}
+
+/* Up to 6 directions x 16 rows: 12 accumulators of 8 floats (16 registers in all). */
+static INLINE AVX2 void tile256(const float *directions, int64_t width, int queries,
+                                const float *columns, int64_t stride, const float *scales,
+                                float *out, int64_t rows, __m256i low, __m256i high)
+{
+    __m256 acc[6][2];
+    for (int q = 0; q < 6; q++) {
+        acc[q][0] = _mm256_setzero_ps();
+        acc[q][1] = _mm256_setzero_ps();
+    }
+    for (int64_t k = 0; k < width; k++) {
+        const float *column = columns + k * stride;
+        __m256 a = _mm256_maskload_ps(column, low);
+        __m256 b = _mm256_maskload_ps(column + 8, high);
+        _mm_prefetch((const char *)(column + AHEAD), _MM_HINT_T0);
+        for (int q = 0; q < 6; q++) {
+            if (q < queries) {
+                __m256 d = _mm256_broadcast_ss(directions + q * width + k);
+                acc[q][0] = _mm256_fmadd_ps(d, a, acc[q][0]);
+                acc[q][1] = _mm256_fmadd_ps(d, b, acc[q][1]);
+            }
+        }
+    }
+    __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
+    if (scales) {
+        s0 = _mm256_maskload_ps(scales, low);
+        s1 = _mm256_maskload_ps(scales + 8, high);
+    }
+    for (int q = 0; q < 6; q++) {
+        if (q < queries) {
+            _mm256_maskstore_ps(out + q * rows, low, _mm256_mul_ps(acc[q][0], s0));
+            _mm256_maskstore_ps(out + q * rows + 8, high, _mm256_mul_ps(acc[q][1], s1));
+        }
+    }
+}
+
+#define TILE256(N)                                                                          \
+    tile256(directions + (int64_t)q0 * width, width, N, columns + r0, stride,               \
+            scales ? scales + r0 : NULL, out + (int64_t)q0 * rows + r0, rows, low, high)
+
+static AVX2 void dots256(const float *directions, int64_t count, int64_t width,
+                         const float *columns, int64_t stride, int64_t rows,
+                         const float *scales, float *out)
+{
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        int64_t left = rows - r0;
+        __m256i low = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)), lanes);
+        __m256i high = _mm256_cmpgt_epi32(
+            _mm256_set1_epi32((int)(left < 16 ? (left > 8 ? left - 8 : 0) : 8)), lanes);
+        int64_t q0 = 0;
+        for (; q0 + 6 <= count; q0 += 6)
+            TILE256(6);
+        switch (count - q0) {
+        case 5: TILE256(5); break;
+        case 4: TILE256(4); break;
+        case 3: TILE256(3); break;
+        case 2: TILE256(2); break;
+        case 1: TILE256(1); break;
+        default: break;
+        }
+    }
+}
+
+/* Up to STRIPS directions: the whole run of rows at once, 8 columns at a time. Each block of 16
+ * (8) rows carries its accumulators through 8 columns and back to `out`, so the table is read
+ * once, in 8 streams running forward, and each score is the same FMA chain as in a tile (k in
+ * order from 0, then the scale): the same bits. A tile's 384 streams, one per column, read the
+ * table at well below the machine's bandwidth when there are too few directions to keep the
+ * FMAs busy; these runs read it near that bandwidth (one thread, the default table: 1 direction
+ * 750-843 q/s against 294-375 by tiles and 596-680 by BLAS's matrix-vector product; 4: 2,155
+ * against 942-1,148; 8: 2,398 against 1,914; 10: 2,182 against 3,020 by tiles). */
+#define STRIPS 8
+#define GROUP 8
+
+static INLINE AVX512 void strips512_n(const float *directions, int64_t width, int queries,
+                                      const float *columns, int64_t stride, int64_t rows,
+                                      const float *scales, float *out)
+{
+    for (int64_t k0 = 0; k0 < width; k0 += GROUP) {
+        int group = width - k0 < GROUP ? (int)(width - k0) : GROUP;
+        int last = k0 + GROUP >= width;
+        const float *column = columns + k0 * stride;
+        for (int64_t i = 0; i < rows; i += 16) {
+            __mmask16 m = rows - i >= 16 ? 0xFFFF : (__mmask16)((1u << (rows - i)) - 1);
+            __m512 acc[STRIPS];
+            for (int q = 0; q < STRIPS; q++)
+                if (q < queries)
+                    acc[q] = k0 ? _mm512_maskz_loadu_ps(m, out + q * rows + i) : _mm512_setzero_ps();
+            for (int j = 0; j < GROUP; j++) {
+                if (j < group) {
+                    __m512 a = _mm512_maskz_loadu_ps(m, column + j * stride + i);
+                    for (int q = 0; q < STRIPS; q++)
+                        if (q < queries)
+                            acc[q] = _mm512_fmadd_ps(
+                                _mm512_set1_ps(directions[q * width + k0 + j]), a, acc[q]);
+                }
+            }
+            __m512 s = last && scales ? _mm512_maskz_loadu_ps(m, scales + i) : _mm512_set1_ps(1.0f);
+            for (int q = 0; q < STRIPS; q++)
+                if (q < queries)
+                    _mm512_mask_storeu_ps(out + q * rows + i, m,
+                                          last && scales ? _mm512_mul_ps(acc[q], s) : acc[q]);
+        }
+    }
+}
+
+/* AVX2's masked loads and stores are slow (microcoded stores on AMD): full blocks of 8 rows
+ * use plain ones, and only the last block of a run is masked. */
+static INLINE AVX2 void strip256(const float *directions, int64_t width, int queries,
+                                 const float *column, int64_t stride, int64_t k0, int group,
+                                 int first, const float *scales, float *out, int64_t rows,
+                                 int64_t i, int masked, __m256i m)
+{
+    __m256 acc[STRIPS];
+    for (int q = 0; q < STRIPS; q++)
+        if (q < queries)
+            acc[q] = first ? _mm256_setzero_ps()
+                     : masked ? _mm256_maskload_ps(out + q * rows + i, m)
+                              : _mm256_loadu_ps(out + q * rows + i);
+    for (int j = 0; j < GROUP; j++) {
+        if (j < group) {
+            const float *at = column + j * stride + i;
+            __m256 a = masked ? _mm256_maskload_ps(at, m) : _mm256_loadu_ps(at);
+            for (int q = 0; q < STRIPS; q++)
+                if (q < queries)
+                    acc[q] = _mm256_fmadd_ps(_mm256_broadcast_ss(directions + q * width + k0 + j),
+                                             a, acc[q]);
+        }
+    }
+    __m256 s = _mm256_set1_ps(1.0f);
+    if (scales)
+        s = masked ? _mm256_maskload_ps(scales + i, m) : _mm256_loadu_ps(scales + i);
+    for (int q = 0; q < STRIPS; q++) {
+        if (q < queries) {
+            __m256 v = scales ? _mm256_mul_ps(acc[q], s) : acc[q];
+            if (masked)
+                _mm256_maskstore_ps(out + q * rows + i, m, v);
+            else
+                _mm256_storeu_ps(out + q * rows + i, v);
+        }
+    }
+}
+
+static INLINE AVX2 void strips256_n(const float *directions, int64_t width, int queries,
+                                    const float *columns, int64_t stride, int64_t rows,
+                                    const float *scales, float *out)
+{
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i all = _mm256_set1_epi32(-1);
+    int64_t full = rows & ~(int64_t)7;
+    __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rows - full)), lanes);
+    for (int64_t k0 = 0; k0 < width; k0 += GROUP) {
+        int group = width - k0 < GROUP ? (int)(width - k0) : GROUP;
+        const float *last = k0 + GROUP >= width ? scales : NULL;
+        const float *column = columns + k0 * stride;
+        for (int64_t i = 0; i < full; i += 8)
+            strip256(directions, width, queries, column, stride, k0, group, k0 == 0, last, out,
+                     rows, i, 0, all);
+        if (full < rows)
+            strip256(directions, width, queries, column, stride, k0, group, k0 == 0, last, out,
+                     rows, full, 1, tail);
+    }
+}
+
+#define STRIPS_CASE(F, N)                                                                   \
+    case N: F(directions, width, N, columns, stride, rows, scales, out); break
+
+static AVX512 void strips512(const float *directions, int64_t count, int64_t width,
+                             const float *columns, int64_t stride, int64_t rows,
+                             const float *scales, float *out)
+{
+    switch (count) {
+        STRIPS_CASE(strips512_n, 1); STRIPS_CASE(strips512_n, 2); STRIPS_CASE(strips512_n, 3);
+        STRIPS_CASE(strips512_n, 4); STRIPS_CASE(strips512_n, 5); STRIPS_CASE(strips512_n, 6);
+        STRIPS_CASE(strips512_n, 7); STRIPS_CASE(strips512_n, 8);
+    default: break;
+    }
+}
+
+static AVX2 void strips256(const float *directions, int64_t count, int64_t width,
+                           const float *columns, int64_t stride, int64_t rows,
+                           const float *scales, float *out)
+{
+    switch (count) {
+        STRIPS_CASE(strips256_n, 1); STRIPS_CASE(strips256_n, 2); STRIPS_CASE(strips256_n, 3);
+        STRIPS_CASE(strips256_n, 4); STRIPS_CASE(strips256_n, 5); STRIPS_CASE(strips256_n, 6);
+        STRIPS_CASE(strips256_n, 7); STRIPS_CASE(strips256_n, 8);
+    default: break;
+    }
+}
+
+/* The widest instruction set this CPU runs: 512 (AVX-512F), 256 (AVX2 and FMA) or 0 (none:
+ * the caller keeps BLAS). */
+int dots_simd(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+        return 512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return 256;
+    return 0;
+}
+
+/* out (count x rows, C order) = directions (count x width, C order) times the first `rows`
+ * rows of a table stored by columns (column k at columns + k * stride), each product times
+ * scales[r] when scales is not NULL. `simd` is what dots_simd returned (or less, to compare).
+ * Returns the instruction set used: 512, 256, or 0 (nothing computed). */
+int dots_by_columns(int simd, const float *directions, int64_t count, int64_t width,
+                    const float *columns, int64_t stride, int64_t rows, const float *scales,
+                    float *out)
+{
+    if (count <= STRIPS && simd >= 256) {
+        if (simd >= 512)
+            strips512(directions, count, width, columns, stride, rows, scales, out);
+        else
+            strips256(directions, count, width, columns, stride, rows, scales, out);
+        return simd >= 512 ? 512 : 256;
+    }
+    if (simd >= 512 && count >= WIDE_FROM) {
+        dots512(directions, count, width, columns, stride, rows, scales, out);
+        return 512;
+    }
+    if (simd >= 256) {
+        dots256(directions, count, width, columns, stride, rows, scales, out);
+        return 256;
+    }
+    return 0;
+}
