@@ -8,6 +8,7 @@ from fastapi.testclient import TestClient
 
 from service.api.app import create_app
 from service.config import Settings
+from service.engine.search import dots
 from service.loading.registry import Registry
 
 
@@ -16,7 +17,8 @@ def test_table_list_and_info(client: TestClient) -> None:
     assert [t["name"] for t in tables] == ["minilm", "small", "run"]
     info = client.get("/v1/tables/minilm").json()
     assert (info["rows"], info["width"], info["parameters"]) == (30522, 384, 30522 * 384)
-    assert info["index_type"] == "exact inner product, BLAS matrix product over the raw rows"
+    pass_ = f"compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"  # test_dots: it is built
+    assert info["index_type"] == f"exact inner product, {pass_}"
     # One float32 copy of the rows (no normalised second copy), norms, vocabulary: ~1.05x.
     assert 30522 * 384 * 4 < info["bytes"] < 1.1 * 30522 * 384 * 4
     assert info["index"]["kind"] == "exact" and info["index"]["state"] == "exact"

@@ -54,12 +54,17 @@ def available() -> bool:
     return _LIBRARY is not None and SIMD > 0
 
 
+def runs() -> bool:
+    """Whether this process's passes over columns are compiled: available(), and compute
+    threads not capped above one (BLAS can use them; this pass is one thread)."""
+    return available() and (compute_threads() or 1) == 1
+
+
 def serves(directions: np.ndarray, rows: np.ndarray) -> bool:
     """Whether by_columns() computes this pass: the library runs here, the process computes on
     one thread, float32 rows stored by columns."""
     return (
-        available()
-        and (compute_threads() or 1) == 1
+        runs()
         and len(directions) >= 1
         and rows.dtype == np.float32
         and rows.strides[0] == _FLOAT

@@ -188,7 +188,6 @@ Excluded = Sequence[np.ndarray] | None
 class Kernel(Protocol):
     """Scores unit directions against the first `searchable` rows (positions are rows)."""
 
-    description: str
     # Whether candidates() leaves out each query's excluded positions itself (then it needs
     # only k candidates, not k plus the exclusions).
     masks_exclusions: bool
@@ -198,6 +197,11 @@ class Kernel(Protocol):
     always: np.ndarray
     # Rows that must never be selected by score: zero rows and `always`, sorted.
     masked: np.ndarray
+
+    @property
+    def description(self) -> str:
+        """What computes the pass (the table's `index_type`)."""
+        ...
 
     @property
     def nbytes(self) -> int:
@@ -225,7 +229,6 @@ class Kernel(Protocol):
 class BlasKernel:
     """The raw rows scored by BLAS, each score divided by its row's norm."""
 
-    description = "exact inner product, BLAS matrix product over the raw rows"
     masks_exclusions = True
 
     def __init__(self, store: RowStore) -> None:
@@ -252,6 +255,13 @@ class BlasKernel:
         # The dot product (width terms, the direction rounded to float32 too), the scale's
         # rounding and the multiplication by it: (width + 3) roundings of u, doubled for safety.
         self.error = float32_dot_error(width + 3) + UNDERFLOW_SLACK
+
+    @property
+    def description(self) -> str:
+        """What computes the pass (the table's `index_type`)."""
+        if self.by_columns and dots.runs():
+            return f"exact inner product, compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"
+        return "exact inner product, BLAS matrix product over the raw rows"
 
     @property
     def nbytes(self) -> int:
