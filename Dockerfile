@@ -28,7 +28,7 @@ COPY service /src/service
 # baked-in table cannot be served.
 RUN /opt/venv/bin/pip install --no-cache-dir --no-deps /src \
     && /opt/venv/bin/python -c "import service.api.app" \
-    && /opt/venv/bin/python -c "import service.engine.search.dots as d; assert d._LIBRARY" \
+    && /opt/venv/bin/python -c "import service.engine.search.dots as d; assert d.LIBRARY" \
     && /opt/venv/bin/embedding-service query neighbors king -k 1 > /dev/null
 
 FROM ${BASE_IMAGE}

@@ -210,7 +210,7 @@ def main() -> int:
         layout = "by columns" if search.table.vectors.flags.f_contiguous else "by rows"
         print(f"  {kernel}: rows stored {layout}; kernel holds "
               f"{search.kernel.nbytes / 2**20:.1f} MiB beyond them")  # fmt: skip
-    compiled = f"compiled, {dots.SIMD}-bit SIMD" if dots.available() else "BLAS (no compiled pass)"
+    compiled = f"compiled, {dots.SIMD}-bit SIMD" if dots.AVAILABLE else "BLAS (no compiled pass)"
     print(f"  served pass for 2+ directions by columns: {compiled}")
     rates, rounds = measure(args, by_kernel, rows)
     return report(args, rates, rounds, table.vectors.nbytes, table.rows * table.width)

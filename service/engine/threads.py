@@ -6,7 +6,8 @@ import faiss
 from threadpoolctl import threadpool_limits
 
 # What limit_compute_threads last set; None until it is called (every pool at its own default).
-_compute_threads: int | None = None
+# Read as an attribute on the request path (search/rows.py: the compiled pass is one thread).
+compute_cap: int | None = None
 
 
 def limit_compute_threads(threads: int) -> None:
@@ -15,15 +16,10 @@ def limit_compute_threads(threads: int) -> None:
     OpenMP's count is per thread: a thread that runs FAISS must call limit_openmp itself
     (the batchers' worker threads do, through their executors' initializer).
     """
-    global _compute_threads
+    global compute_cap
     threadpool_limits(limits=threads)
     limit_openmp(threads)
-    _compute_threads = threads
-
-
-def compute_threads() -> int | None:
-    """The cap limit_compute_threads set (None: never set)."""
-    return _compute_threads
+    compute_cap = threads
 
 
 def limit_openmp(threads: int) -> None:

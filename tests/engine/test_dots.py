@@ -12,7 +12,7 @@ from service.engine.search import dots
 from service.engine.search import rows as search_rows
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import NeighborQuery
-from service.engine.search.rows import float32_dot_error
+from service.engine.search.rows import compiled_by_columns, compiled_serves, float32_dot_error
 from service.engine.tables.table import EmbeddingTable
 
 WIDTH = 48
@@ -28,7 +28,7 @@ def by_columns(rows: int, width: int = WIDTH, seed: int = 0) -> np.ndarray:
 def test_the_compiled_pass_is_built_and_runs_on_this_machine() -> None:
     # CI's machines are x86-64 with AVX2 and FMA at least, and have a C compiler: a missing
     # build would otherwise fall back to BLAS unnoticed.
-    assert dots.available(), f"library loaded: {dots._LIBRARY is not None}, simd {dots.SIMD}"
+    assert dots.AVAILABLE, f"library loaded: {dots.LIBRARY is not None}, simd {dots.SIMD}"
     assert dots.SIMD in (256, 512)
 
 
@@ -40,14 +40,14 @@ def test_products_are_within_the_float32_bound(simd: int, count: int, start: int
     rows = table[start:stop]
     directions = np.random.default_rng(count).normal(size=(count, WIDTH)).astype(np.float32)
     scales = np.random.default_rng(stop).uniform(0.5, 2, size=stop - start).astype(np.float32)
-    got = dots.by_columns(directions, rows, scales, simd=simd)
+    got = compiled_by_columns(directions, rows, scales, simd=simd)
     exact = directions.astype(np.float64) @ rows.T.astype(np.float64)
     magnitude = np.abs(directions).astype(np.float64) @ np.abs(rows.T).astype(np.float64)
     # The dot product's bound, then the scale's one rounding.
     bound = float32_dot_error(WIDTH) * magnitude * scales + 2.0**-24 * np.abs(exact * scales)
     assert got.shape == (count, stop - start) and got.dtype == np.float32
     assert np.all(np.abs(got - exact * scales) <= bound)
-    plain = dots.by_columns(directions, rows, simd=simd)
+    plain = compiled_by_columns(directions, rows, simd=simd)
     np.testing.assert_array_equal(got, plain * scales)  # the scale is one multiplication after
 
 
@@ -57,32 +57,32 @@ def test_both_instruction_sets_give_the_same_bits() -> None:
     table = by_columns(777, width=384)
     for count in (1, 3, 8, 9, 16, 31, 64):
         directions = np.random.default_rng(count).normal(size=(count, 384)).astype(np.float32)
-        wide = dots.by_columns(directions, table, simd=512)
-        narrow = dots.by_columns(directions, table, simd=256)
+        wide = compiled_by_columns(directions, table, simd=512)
+        narrow = compiled_by_columns(directions, table, simd=256)
         assert wide.tobytes() == narrow.tobytes()
 
 
 def test_a_direction_scores_the_same_whatever_its_batch() -> None:
     table = by_columns(2049, width=384)
     directions = np.random.default_rng(7).normal(size=(40, 384)).astype(np.float32)
-    whole = dots.by_columns(directions, table)
+    whole = compiled_by_columns(directions, table)
     # Strips up to 8 directions, AVX2's tiles up to 15, AVX-512's from 16: one chain for all.
     for batch in (slice(0, 1), slice(4, 9), slice(0, 2), slice(5, 21), slice(3, 40), slice(38, 40)):
-        part = dots.by_columns(directions[batch], table)
+        part = compiled_by_columns(directions[batch], table)
         assert part.tobytes() == whole[batch].tobytes()
 
 
 def test_it_serves_only_what_it_computes(monkeypatch: pytest.MonkeyPatch) -> None:
     table = by_columns(100)
     two = np.ones((2, WIDTH), dtype=np.float32)
-    assert dots.serves(two, table)
-    assert dots.serves(two[:1], table)
-    assert not dots.serves(two, np.ascontiguousarray(table))  # rows stored row after row
-    assert not dots.serves(two, table.astype(np.float64, order="F"))
-    monkeypatch.setattr(threads, "_compute_threads", 2)  # the pass is one thread: BLAS uses two
-    assert not dots.serves(two, table)
-    monkeypatch.setattr(threads, "_compute_threads", 1)
-    assert dots.serves(two, table)
+    assert compiled_serves(two, table)
+    assert compiled_serves(two[:1], table)
+    assert not compiled_serves(two, np.ascontiguousarray(table))  # rows stored row after row
+    assert not compiled_serves(two, table.astype(np.float64, order="F"))
+    monkeypatch.setattr(threads, "compute_cap", 2)  # the pass is one thread: BLAS uses two
+    assert not compiled_serves(two, table)
+    monkeypatch.setattr(threads, "compute_cap", 1)
+    assert compiled_serves(two, table)
 
 
 def test_neighbours_are_those_of_the_blas_pass(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +97,7 @@ def test_neighbours_are_those_of_the_blas_pass(monkeypatch: pytest.MonkeyPatch) 
     search = CosineSearch(table)
     assert search.kernel.by_columns
     compiled = search.neighbors(queries)
-    monkeypatch.setattr(search_rows.dots, "serves", lambda *_: False)
+    monkeypatch.setattr(search_rows, "compiled_serves", lambda *_: False)
     blas = search.neighbors(queries)
     for mine, theirs in zip(compiled, blas, strict=True):
         assert mine.ids.tolist() == theirs.ids.tolist()

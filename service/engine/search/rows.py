@@ -53,6 +53,7 @@ from typing import Literal, Protocol
 import faiss
 import numpy as np
 
+from service.engine import threads
 from service.engine.errors import DimensionMismatch, ZeroVector
 from service.engine.search import dots
 from service.engine.search.queries import NeighborQuery, Neighbors
@@ -167,6 +168,8 @@ RESCORE_MARGIN = 4
 # the same size whatever the table. Batches of up to 137 directions score the default table
 # (30,522 rows) in one block; a full batch of 256 takes two.
 SCORES_BUDGET = 16 * 2**20
+# Bytes in a float32.
+FLOAT32 = 4
 # float32 spacing at 1 (unit roundoff u = 2**-24).
 UNIT_ROUNDOFF = 2.0**-24
 # Directions are scaled by a power of two so that no float32 product of a row can overflow:
@@ -259,7 +262,7 @@ class BlasKernel:
     @property
     def description(self) -> str:
         """What computes the pass (the table's `index_type`)."""
-        if self.by_columns and dots.runs():
+        if self.by_columns and compiled_runs():
             return f"exact inner product, compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"
         return "exact inner product, BLAS matrix product over the raw rows"
 
@@ -273,8 +276,8 @@ class BlasKernel:
         rows = self.vectors[start:stop]
         scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
         scaled = np.ascontiguousarray(scaled, dtype=np.float32)
-        if self.by_columns and dots.serves(scaled, rows):
-            return dots.by_columns(scaled, rows, self.scales[start:stop])
+        if self.by_columns and compiled_serves(scaled, rows):
+            return compiled_by_columns(scaled, rows, self.scales[start:stop])
         products = by_columns(scaled, rows) if self.by_columns else by_rows(scaled, rows)
         products *= self.scales[start:stop]
         return products
@@ -408,8 +411,8 @@ def mask(scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
 def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """(batch, rows) float32 inner products with rows stored by columns (rows.T is C order).
 
-    The compiled pass (dots.py) reads the columns in place, where BLAS first copies the whole
-    table into its panels (one thread, the default table: 1.2-3.6x BLAS from 1 to 32
+    The compiled pass (compiled_by_columns) reads the columns in place, where BLAS first copies
+    the whole table into its panels (one thread, the default table: 1.2-3.6x BLAS from 1 to 32
     directions). Where it does not run (not built, or compute threads above one), BLAS: one
     direction a 1-row matrix product; two a matrix-vector product each; more: directions @
     rows.T, one plain matrix product, the directions padded to a multiple of PAD_TO. Three or four
@@ -418,8 +421,8 @@ def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     0.86-1.09x. Measured on the default table, one thread (benchmarks/engine_throughput.py
     measures the result in one run).
     """
-    if dots.serves(directions, rows):  # BlasKernel.scores calls it itself, with the scales
-        return dots.by_columns(directions, rows)
+    if compiled_serves(directions, rows):  # BlasKernel.scores calls it with the scales
+        return compiled_by_columns(directions, rows)
     columns = rows.T
     count = len(directions)
     if count == 1:
@@ -429,6 +432,59 @@ def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     padded = padded_batch(directions)
     products = padded @ columns
     return products if len(padded) == count else products[:count]
+
+
+def compiled_runs() -> bool:
+    """Whether passes over columns are compiled here: dots.c is built and runs on this CPU, and
+    compute threads are not capped above one (BLAS can use them; the compiled pass is one
+    thread)."""
+    return dots.AVAILABLE and (threads.compute_cap or 1) == 1
+
+
+def compiled_serves(directions: np.ndarray, rows: np.ndarray) -> bool:
+    """Whether compiled_by_columns computes this pass: compiled_runs(), and float32 rows stored
+    by columns (`rows.T` C order, or a slice of rows of one), at least one direction."""
+    return (
+        dots.AVAILABLE
+        and (threads.compute_cap or 1) == 1
+        and len(directions) >= 1
+        and rows.ndim == 2
+        and rows.dtype == np.float32
+        and rows.strides[0] == FLOAT32
+        and rows.strides[1] % FLOAT32 == 0
+    )
+
+
+def compiled_by_columns(
+    directions: np.ndarray, rows: np.ndarray, scales: np.ndarray | None = None, simd: int = 0
+) -> np.ndarray:
+    """(batch, len(rows)) float32 `directions @ rows.T` by dots.c, each column times `scales` if
+    given; `simd` 512 or 256 forces an instruction set (0: the widest). Only where
+    compiled_serves() is True."""
+    assert dots.LIBRARY is not None
+    directions = np.ascontiguousarray(directions, dtype=np.float32)
+    count, width = directions.shape
+    if rows.shape[1] != width:
+        raise DimensionMismatch(rows.shape[1], width)
+    n = rows.shape[0]
+    out = np.empty((count, n), dtype=np.float32)
+    if scales is not None:
+        scales = np.ascontiguousarray(scales, dtype=np.float32)
+        if scales.shape != (n,):
+            raise ValueError(f"{scales.shape[0]} scales for {n} rows")
+    if n:
+        dots.LIBRARY.dots_by_columns(
+            min(simd, dots.SIMD) if simd else dots.SIMD,
+            directions.ctypes.data,
+            count,
+            width,
+            rows.ctypes.data,
+            rows.strides[1] // FLOAT32,
+            n,
+            None if scales is None else scales.ctypes.data,
+            out.ctypes.data,
+        )
+    return out
 
 
 def padded_batch(directions: np.ndarray) -> np.ndarray:
