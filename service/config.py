@@ -364,7 +364,9 @@ class Settings(BaseSettings):
         le=256,
         description="BLAS/OpenMP threads one pass over a table may use. 1 leaves the other cores "
         "to the event loop; measured on 2 cores, 2 threads made every unbatched query several "
-        "times slower (BENCHMARKS.md). Raise it with cores to spare.",
+        "times slower (BENCHMARKS.md). Raise it with cores to spare. At 1 the exact pass over "
+        "a table stored by columns is the compiled one (one thread; a table's index_type says "
+        "so); above 1 it is BLAS's matrix product on that many threads.",
     )
     heap_arenas: int = Field(
         4,
