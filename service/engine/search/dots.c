@@ -16,9 +16,13 @@
  * dots_simd and the service keeps BLAS.
  */
 
-#include <immintrin.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* x86-64 only: elsewhere (aarch64, ...) the library builds with nothing in it but dots_simd,
+ * which returns 0, and the pass stays with BLAS. */
+#if defined(__x86_64__)
+#include <immintrin.h>
 
 /* How far ahead (in floats along a column) each column's next tiles are prefetched: two tiles
  * of 32 rows. Measured on the default table, one thread, batches of 1-64: 64 floats ahead gave
@@ -293,16 +297,22 @@ static AVX2 void strips256(const float *directions, int64_t count, int64_t width
     }
 }
 
+#endif /* __x86_64__ */
+
 /* The widest instruction set this CPU runs: 512 (AVX-512F), 256 (AVX2 and FMA) or 0 (none:
  * the caller keeps BLAS). */
 int dots_simd(void)
 {
+#if !defined(__x86_64__)
+    return 0;
+#else
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f"))
         return 512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return 256;
     return 0;
+#endif
 }
 
 /* out (count x rows, C order) = directions (count x width, C order) times the first `rows`
@@ -313,6 +323,11 @@ int dots_by_columns(int simd, const float *directions, int64_t count, int64_t wi
                     const float *columns, int64_t stride, int64_t rows, const float *scales,
                     float *out)
 {
+#if !defined(__x86_64__)
+    (void)simd, (void)directions, (void)count, (void)width, (void)columns, (void)stride;
+    (void)rows, (void)scales, (void)out;
+    return 0;
+#else
     if (count <= STRIPS && simd >= 256) {
         if (simd >= 512)
             strips512(directions, count, width, columns, stride, rows, scales, out);
@@ -329,4 +344,5 @@ int dots_by_columns(int simd, const float *directions, int64_t count, int64_t wi
         return 256;
     }
     return 0;
+#endif
 }
