@@ -12,8 +12,8 @@ touches each alike. The searches are the service's own (CosineSearch: pass, sele
 rescoring) over the same table:
 
 - served: the table as the service holds it, its one float32 copy stored by columns
-  (tables/layout.py), with the served kernel (the compiled pass of search/dots.py from two
-  directions on, where it is built);
+  (tables/layout.py), with the served kernel (the compiled pass of search/dots.c at every batch
+  size, where it is built);
 - rows: the same rows stored row after row (a C-order copy), with the best products for that
   layout at each batch size (FAISS's inner products for 1-3 directions; rows @ Q.T for up to
   16, Q @ rows.T beyond);
@@ -24,7 +24,7 @@ The limits, measured in the same run: one direction is a pass over the rows, bou
 machine's read bandwidth (a sum over an array of the table's size); a batch is a matrix
 product, bounded by the FMA throughput of one core (an sgemm of a shape that stays in cache).
 Their shares are printed, and the served pass against a plain sgemm of its own shape (Q @ T),
-which first copies the whole table into BLAS's panels: the compiled pass (search/dots.py)
+which first copies the whole table into BLAS's panels: the compiled pass (search/dots.c)
 reads it in place and runs faster than that sgemm at the batch sizes a server forms. With
 --check R the script exits 1 when the served search is below R times the best other layout at
 any batch size: the rows stored by rows, or by columns with the kernel of two rounds ago (the
@@ -211,7 +211,7 @@ def main() -> int:
         print(f"  {kernel}: rows stored {layout}; kernel holds "
               f"{search.kernel.nbytes / 2**20:.1f} MiB beyond them")  # fmt: skip
     compiled = f"compiled, {dots.SIMD}-bit SIMD" if dots.AVAILABLE else "BLAS (no compiled pass)"
-    print(f"  served pass for 2+ directions by columns: {compiled}")
+    print(f"  served pass over the columns: {compiled}")
     rates, rounds = measure(args, by_kernel, rows)
     return report(args, rates, rounds, table.vectors.nbytes, table.rows * table.width)
 

@@ -47,9 +47,9 @@ def test_a_prepared_table_opens_memory_mapped_and_equal(table, folder) -> None:
     assert opened.metadata_of(2) == table.metadata_of(2) == {"count": 2, "weight": 1.0, "pos": "ñ"}
     assert type(opened.metadata_of(2)["count"]) is int  # JSON-ready Python numbers
     # The mapped rows are searched in place by the compiled pass, as a table in memory is.
-    directions = np.ones((3, opened.width), dtype=np.float32)
     if not dots.AVAILABLE:
         return
+    directions = np.ones((3, opened.width), dtype=np.float32)
     assert compiled_serves(directions, opened.vectors)
     np.testing.assert_array_equal(
         compiled_by_columns(directions, opened.vectors),

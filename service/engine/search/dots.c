@@ -29,9 +29,10 @@
  * 1.0-1.3x the q/s of 32, 128, 256 or 512, and 1.4-2.9x no prefetch at all. */
 #define AHEAD 64
 
-/* AVX-512's tile (8 directions x 32 rows) is the faster from this many directions on; below it,
- * AVX2's (6 x 16) is, on the same CPU (one thread, the default table: 4 directions 1,565 against
- * 1,140 q/s, 8 2,409 against 1,978, 16 2,978 against 3,707, 32 2,968 against 3,990). */
+/* AVX-512's tile (8 directions x 32 rows) is the faster from this many directions on; below it
+ * (9-15: up to 8 go to the strips), AVX2's (6 x 16) is as fast or faster on the same CPU (one
+ * thread, the default table: 9 directions 2,587 against 2,447 q/s, 12 2,993 against 2,997,
+ * 16 2,978 against 3,707, 32 2,968 against 3,990). */
 #define WIDE_FROM 16
 
 #define AVX512 __attribute__((target("avx512f")))

@@ -276,7 +276,7 @@ class BlasKernel:
         rows = self.vectors[start:stop]
         scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
         scaled = np.ascontiguousarray(scaled, dtype=np.float32)
-        if self.by_columns and compiled_serves(scaled, rows):
+        if compiled_serves(scaled, rows):  # rows stored by columns only
             return compiled_by_columns(scaled, rows, self.scales[start:stop])
         products = by_columns(scaled, rows) if self.by_columns else by_rows(scaled, rows)
         products *= self.scales[start:stop]
@@ -445,8 +445,7 @@ def compiled_serves(directions: np.ndarray, rows: np.ndarray) -> bool:
     """Whether compiled_by_columns computes this pass: compiled_runs(), and float32 rows stored
     by columns (`rows.T` C order, or a slice of rows of one), at least one direction."""
     return (
-        dots.AVAILABLE
-        and (threads.compute_cap or 1) == 1
+        compiled_runs()
         and len(directions) >= 1
         and rows.ndim == 2
         and rows.dtype == np.float32
