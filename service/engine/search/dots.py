@@ -10,6 +10,10 @@ the CPU has no AVX2 and FMA, AVAILABLE is False and the pass stays with BLAS.
 
 Each score is one float32 FMA chain in the order of the columns, times the row's scale: the same
 bits whatever else is in the batch, on AVX-512 and AVX2 alike.
+
+It also selects a pass's candidates (dots_candidates, with AVX2) and computes their float64
+rescoring sums in numpy's order (dots_rescore, plain C, any CPU): rows.py's compiled_candidates
+and compiled_dots, called outside the GIL, as the pass is.
 """
 
 from __future__ import annotations
@@ -37,6 +41,29 @@ def _load() -> tuple[ctypes.CDLL | None, int]:
         ctypes.c_void_p,  # scales
         ctypes.c_void_p,  # out
     ]
+    library.dots_candidates.restype = ctypes.c_int
+    library.dots_candidates.argtypes = [
+        ctypes.c_void_p,  # scores
+        ctypes.c_int64,  # count
+        ctypes.c_int64,  # n
+        ctypes.c_int64,  # depth
+        ctypes.c_void_p,  # slack
+        ctypes.c_int64,  # capacity
+        ctypes.c_void_p,  # found
+        ctypes.c_void_p,  # counts
+    ]
+    library.dots_rescore.restype = ctypes.c_int
+    library.dots_rescore.argtypes = [
+        ctypes.c_void_p,  # rows
+        ctypes.c_int64,  # row_step
+        ctypes.c_int64,  # column_step
+        ctypes.c_int64,  # width
+        ctypes.c_void_p,  # ids
+        ctypes.c_void_p,  # owner
+        ctypes.c_int64,  # n
+        ctypes.c_void_p,  # directions
+        ctypes.c_void_p,  # sums
+    ]
     return library, int(library.dots_simd())
 
 
@@ -44,3 +71,8 @@ def _load() -> tuple[ctypes.CDLL | None, int]:
 LIBRARY, SIMD = _load()
 # Whether the compiled pass can run in this process at all.
 AVAILABLE = LIBRARY is not None and SIMD > 0
+# Whether dots.c selects a pass's candidates (AVX2) and rescores them (any CPU it built on).
+SELECTS = AVAILABLE
+RESCORES = LIBRARY is not None
+# The deepest selection dots.c makes (its heap's room; dots.c's MOST_DEPTH).
+MOST_DEPTH = 4096

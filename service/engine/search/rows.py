@@ -34,6 +34,15 @@ blocks holds a score at least that high). Only blocks whose maximum reaches the 
 looked into. Measured against a full partition on the default table: 0.4 ms against 5.8 ms
 for 16 queries, 25 ms against 53 ms for 1024 (benchmarks/engine_throughput.py shows the net).
 
+Where dots.c is built, both steps after the pass run there, outside the GIL: the selection
+(AVX2) keeps every column within the slack of each row's depth-th best itself, read once with a
+heap of the depth best (4-5 us a query on the default table against numpy's 16-18), and the
+rescoring's float64 sums are read from the table in place, a column at a time for 32 candidates
+with the next columns prefetched, summed as numpy sums (its pairwise order), so the same bits
+(about 26 us for 10 candidates of the default table against 45 by numpy's gathers). numpy's
+steps below stay for a build without it and as what tests/engine/test_compiled_steps.py holds
+dots.c to.
+
 Rescoring: all queries of a batch are rescored in a few array operations. Each score is one dot
 product summed on its own (never a matrix product whose blocking depends on how many candidates
 there are), so a query's answer is the same whatever else was in its batch. A batch of one query
@@ -566,17 +575,52 @@ TIE_ROOM = 16
 # a few times one chunk of scores, whatever the batch (256 rows at once took 62 MB of int64
 # partition indices on the default table).
 CHUNK_ROWS = 32
+# Room for candidates beyond the depth in compiled_candidates (a row with more near-ties than
+# this is selected again in numpy): 8 KiB of row numbers a query at depth 10.
+CANDIDATE_ROOM = 1_024
 
 
 def candidate_rows(scores: np.ndarray, depth: int, slack: np.ndarray | float) -> list[np.ndarray]:
     """Per row of `scores`, its columns scoring within `slack` of a bound <= its depth-th best."""
     rows = scores.shape[0]
     slack = np.broadcast_to(np.asarray(slack, dtype=np.float64), (rows,))
+    compiled = compiled_candidates(scores, depth, slack)
+    if compiled is not None:
+        return compiled
     found: list[np.ndarray] = []
     for start in range(0, rows, CHUNK_ROWS):
         part = slice(start, start + CHUNK_ROWS)
         found.extend(_select(scores[part], depth, slack[part]))
     return found
+
+
+def compiled_candidates(
+    scores: np.ndarray, depth: int, slack: np.ndarray
+) -> list[np.ndarray] | None:
+    """candidate_rows by dots.c, bounded by each row's depth-th best itself (ascending columns);
+    None where it does not run (not built, no AVX2, float64 scores, a depth of 0 or beyond
+    dots.MOST_DEPTH or the row, or more ties than CANDIDATE_ROOM leaves room for)."""
+    count, columns = scores.shape
+    if (
+        not dots.SELECTS
+        or scores.dtype != np.float32
+        or not 1 <= depth <= min(columns, dots.MOST_DEPTH)
+        or count == 0
+    ):
+        return None
+    scores = np.ascontiguousarray(scores)
+    slack = np.ascontiguousarray(slack, dtype=np.float64)
+    room = min(columns, depth + CANDIDATE_ROOM)
+    found = np.empty((count, room), dtype=np.int64)
+    counts = np.empty(count, dtype=np.int64)
+    assert dots.LIBRARY is not None
+    done = dots.LIBRARY.dots_candidates(
+        scores.ctypes.data, count, columns, depth, slack.ctypes.data, room,
+        found.ctypes.data, counts.ctypes.data,
+    )  # fmt: skip
+    if done != 0:
+        return None
+    return [found[row, :kept] for row, kept in enumerate(counts.tolist())]
 
 
 def _select(scores: np.ndarray, depth: int, slack: np.ndarray) -> list[np.ndarray]:
@@ -702,6 +746,7 @@ def _rescore_group(
 ) -> list[Neighbors]:
     """rescore() of one group, QUERY_CHUNK queries at a time (its gathered rows, if any, are
     freed on return: one group's at a time)."""
+    gather = gather and not dots.RESCORES  # dots.c reads the table in place
     source = _gathered(store, positions) if gather else partial(gather_rows, store.vectors)
     results: list[Neighbors] = []
     for start in range(0, len(queries), QUERY_CHUNK):
@@ -732,7 +777,11 @@ def _rescore(
     # Zero rows have no direction (a pass can keep them when it keeps every row).
     keep = (store.norms64[ids] > 0) & ~_excluded(queries, owner, ids, store.table.rows)
     ids, owner = ids[keep], owner[keep]
-    scores = _dots(source, ids, np.stack([q.vector for q in queries]), owner)
+    directions = np.stack([q.vector for q in queries])
+    if dots.RESCORES:
+        scores = compiled_dots(store.vectors, ids, directions, owner)
+    else:
+        scores = _dots(source, ids, directions, owner)
     scores /= store.norms64[ids]
     order = np.lexsort((ids, -scores, owner))
     ids, scores, owner = ids[order], scores[order], owner[order]
@@ -754,11 +803,16 @@ def rescore_one(store: RowStore, query: NeighborQuery, positions: np.ndarray) ->
     keep = _kept_one(store, query, ids, norms)
     if keep is not None:
         ids, norms = ids[keep], norms[keep]
-    # Summed as _dots sums, to the last bit: float64 products laid out row by row, each row's
-    # summed along it (numpy's pairwise sum; summed down the columns, the last bits differ).
-    products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
-                           order="C")  # fmt: skip
-    scores = np.add.reduce(products, axis=1) / norms
+    if dots.RESCORES:
+        owner = np.zeros(ids.size, dtype=np.int64)
+        scores = compiled_dots(store.vectors, ids, query.vector[None, :], owner) / norms
+    else:
+        # Summed as _dots sums, to the last bit: float64 products laid out row by row, each
+        # row's summed along it (numpy's pairwise sum; summed down the columns, the last bits
+        # differ).
+        products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
+                               order="C")  # fmt: skip
+        scores = np.add.reduce(products, axis=1) / norms
     best = np.argsort(-scores, kind="stable")[: query.k]
     return Neighbors(ids=ids[best], scores=scores[best])
 
@@ -792,6 +846,33 @@ def _dots(source: Source, ids: np.ndarray, directions: np.ndarray, owner: np.nda
         raw = source(ids[order]).astype(np.float64)
         sums[order] = np.sum(raw * directions[owner[order]], axis=1)
     return sums
+
+
+def compiled_dots(
+    vectors: np.ndarray, ids: np.ndarray, directions: np.ndarray, owner: np.ndarray
+) -> np.ndarray:
+    """_dots by dots.c, read from the table in place: each row's float64 products summed as
+    numpy sums them, the same bits (tests/engine/test_dots.py). Only where dots.RESCORES."""
+    assert dots.LIBRARY is not None
+    order = np.argsort(ids, kind="stable")  # each column read forward
+    ids = np.ascontiguousarray(ids[order], dtype=np.int64)
+    owner = np.ascontiguousarray(owner[order], dtype=np.int64)
+    directions = np.ascontiguousarray(directions, dtype=np.float64)
+    width = vectors.shape[1]
+    if directions.shape[1] != width:
+        raise DimensionMismatch(directions.shape[1], width)
+    sums = np.empty(ids.size)
+    if ids.size:
+        row_step, column_step = (stride // FLOAT32 for stride in vectors.strides)
+        failed = dots.LIBRARY.dots_rescore(
+            vectors.ctypes.data, row_step, column_step, width, ids.ctypes.data,
+            owner.ctypes.data, ids.size, directions.ctypes.data, sums.ctypes.data,
+        )  # fmt: skip
+        if failed:
+            raise MemoryError("no room for the rescoring's products")
+    out = np.empty_like(sums)
+    out[order] = sums
+    return out
 
 
 def gather_rows(vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:
