@@ -15,8 +15,9 @@ point again, in the same run, on a row-major copy of the rows: what the served c
 costs the rescoring's gathers. `--batched-rescoring` measures each point with the served
 rescoring and with the batched rescoring every query took before the single-query path
 (rows.rescore_batch: the same answers), alternating in `--rounds` rounds, and prints the
-medians and their ratio. Prints a table and writes the points as JSON (and a plot with
-matplotlib, the bench extra).
+medians and their ratio; `--numpy-steps` does the same with the selection and rescoring in
+numpy instead of dots.c (the same answers). Prints a table and writes the points as JSON (and
+a plot with matplotlib, the bench extra).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ import numpy as np
 from benchmarks.big_tables_sweep import rate
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.recall import Truth, measure_recall, queries_of
-from service.engine.search import cosine
+from service.engine.search import cosine, dots
 from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import SearchOptions
@@ -133,10 +134,26 @@ def batched_rescoring() -> Iterator[None]:
         cosine.rescore = served
 
 
+@contextmanager
+def numpy_steps() -> Iterator[None]:
+    """The selection and the rescoring in numpy, as where dots.c is not built."""
+    served = dots.SELECTS, dots.RESCORES
+    dots.SELECTS = dots.RESCORES = False
+    try:
+        yield
+    finally:
+        dots.SELECTS, dots.RESCORES = served
+
+
 def paired_rates(
-    search: CosineSearch, truth: Truth, options: SearchOptions, seconds: float, rounds: int
+    search: CosineSearch,
+    truth: Truth,
+    options: SearchOptions,
+    seconds: float,
+    rounds: int,
+    other: Callable[[], AbstractContextManager[None]] = batched_rescoring,
 ) -> tuple[float, float]:
-    """Median queries/s of the served rescoring and of the batched one (--batched-rescoring),
+    """Median queries/s of the served path and of `other` (--batched-rescoring, --numpy-steps),
     measured in alternating rounds, so a change of the machine's load hits both alike."""
     queries = queries_of(search, truth.rows, options)
 
@@ -146,7 +163,7 @@ def paired_rates(
     served, batched = [], []
     for _ in range(rounds):
         served.append(one_rate())
-        with batched_rescoring():
+        with other():
             batched.append(one_rate())
     return float(np.median(served)), float(np.median(batched))
 
@@ -158,6 +175,7 @@ def run_build(
     seconds: float,
     row_major: bool = False,
     rounds: int = 0,
+    other: Callable[[], AbstractContextManager[None]] = batched_rescoring,
 ) -> list[dict[str, Any]]:
     """Build one index (every core), then measure each search setting (one thread)."""
     import faiss
@@ -179,7 +197,7 @@ def run_build(
         batched = None
         if rounds:
             per_second, batched = paired_rates(
-                indexing.search, indexing.truth, options, seconds, rounds
+                indexing.search, indexing.truth, options, seconds, rounds, other
             )
         point = {"kind": build.kind, **parameters.described(), **search_options,
                  "recall_at_10": recall, "queries_per_second": per_second,
@@ -307,6 +325,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="also measure each point with the batched rescoring, alternating",
     )
+    parser.add_argument(
+        "--numpy-steps",
+        action="store_true",
+        help="also measure each point with numpy's selection and rescoring, alternating",
+    )
     parser.add_argument("--rounds", type=int, default=5,
                         help="alternating rounds of --batched-rescoring (medians)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="the points as JSON")
@@ -326,11 +349,15 @@ def main(argv: list[str] | None = None) -> int:
     say(f"exact path, one query per call, 1 thread: {exact:,.1f} q/s (recall 1 by definition)")
     if args.gensim:
         say(against_gensim(table))
-    say("\n| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
+    other = numpy_steps if args.numpy_steps else batched_rescoring
+    columns = [*COLUMNS]
+    if args.numpy_steps:  # the batched rescoring's column holds the numpy steps' figures
+        columns[columns.index("q/s batched rescoring")] = "q/s numpy steps"
+    say("\n| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
     points: list[dict[str, Any]] = []
     for build, searches in builds(args):
-        rounds = args.rounds if args.batched_rescoring else 0
-        points += run_build(table, build, searches, args.seconds, args.row_major, rounds)
+        rounds = args.rounds if args.batched_rescoring or args.numpy_steps else 0
+        points += run_build(table, build, searches, args.seconds, args.row_major, rounds, other)
     say(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     if args.out is not None:
         args.out.write_text(json.dumps({"exact_qps": exact, "points": points}, indent=1))
