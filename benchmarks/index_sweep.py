@@ -16,8 +16,10 @@ costs the rescoring's gathers. `--batched-rescoring` measures each point with th
 rescoring and with the batched rescoring every query took before the single-query path
 (rows.rescore_batch: the same answers), alternating in `--rounds` rounds, and prints the
 medians and their ratio; `--numpy-steps` does the same with the selection and rescoring in
-numpy instead of dots.c (the same answers). Prints a table and writes the points as JSON (and
-a plot with matplotlib, the bench extra).
+numpy instead of dots.c (the same answers). `--per-call N` also measures each point with N
+queries a call, as the server's batcher hands them to the search (the answers checked equal to
+one query a call's). Prints a table and writes the points as JSON (and a plot with
+matplotlib, the bench extra).
 """
 
 from __future__ import annotations
@@ -108,6 +110,27 @@ def measure(
     return recall, per_second
 
 
+def per_call_rate(
+    search: CosineSearch, truth: Truth, options: SearchOptions, seconds: float, size: int
+) -> float:
+    """Queries/s of the same setting with `size` queries a call (--per-call), as the server's
+    batcher hands them over, one thread; the answers checked to be those of one query a call
+    (FAISS and the rescoring answer each query on its own)."""
+    queries = queries_of(search, truth.rows, options)
+    cycle = queries * (1 + -(-size // len(queries)))  # a call's slice never runs off the end
+    alone = [search.search([query])[0] for query in queries[:size]]
+    together = search.search(cycle[:size])
+    for one, other in zip(alone, together[: len(alone)], strict=True):
+        assert one.ids.tolist() == other.ids.tolist()
+        assert one.scores.tobytes() == other.scores.tobytes()
+
+    def work(i: int) -> int:
+        start = (i * size) % len(queries)
+        return len(search.search(cycle[start : start + size]))
+
+    return rate(work, seconds)
+
+
 def row_major_rate(
     search: CosineSearch, truth: Truth, options: SearchOptions, seconds: float
 ) -> float:
@@ -176,6 +199,7 @@ def run_build(
     row_major: bool = False,
     rounds: int = 0,
     other: Callable[[], AbstractContextManager[None]] = batched_rescoring,
+    per_call: int = 1,
 ) -> list[dict[str, Any]]:
     """Build one index (every core), then measure each search setting (one thread)."""
     import faiss
@@ -204,6 +228,9 @@ def run_build(
                  "row_major_queries_per_second": None if not row_major else row_major_rate(
                      indexing.search, indexing.truth, options, seconds),
                  "batched_rescoring_queries_per_second": batched,
+                 "per_call": per_call,
+                 "per_call_queries_per_second": None if per_call == 1 else per_call_rate(
+                     indexing.search, indexing.truth, options, seconds, per_call),
                  "index_bytes": approximate.nbytes,
                  "memory_share": approximate.nbytes / table_bytes,
                  "build_seconds": approximate.build_seconds,
@@ -246,13 +273,20 @@ def against_gensim(table: EmbeddingTable) -> str:
 
 
 COLUMNS = ("kind", "build", "search", "recall@10", "q/s", "q/s row-major",
-           "q/s batched rescoring", "index MiB", "of table", "build s")  # fmt: skip
+           "q/s batched rescoring", "q/s, many a call", "index MiB", "of table",
+           "build s")  # fmt: skip
 
 
 def row_major_cell(point: dict[str, Any]) -> str:
     """The row-major A/B's q/s, or a dash when it was not measured."""
     value = point.get("row_major_queries_per_second")
     return "-" if value is None else f"{value:,.0f}"
+
+
+def per_call_cell(point: dict[str, Any]) -> str:
+    """The q/s with --per-call queries a call, or a dash when it was not measured."""
+    value = point.get("per_call_queries_per_second")
+    return "-" if value is None else f"{value:,.0f} ({point['per_call']} a call)"
 
 
 def batched_cell(point: dict[str, Any]) -> str:
@@ -283,6 +317,7 @@ def row(point: dict[str, Any]) -> str:
     searched = " ".join(f"{key}={point[key]}" for key in SEARCH_KEYS[kind])
     cells = (kind, built, searched, f"{point['recall_at_10']:.3f}",
              f"{point['queries_per_second']:,.0f}", row_major_cell(point), batched_cell(point),
+             per_call_cell(point),
              f"{point['index_bytes'] / 2**20:,.1f}",
              f"{point['memory_share']:.1%}", f"{point['build_seconds']:.1f}")  # fmt: skip
     return "| " + " | ".join(cells) + " |"
@@ -330,6 +365,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="also measure each point with numpy's selection and rescoring, alternating",
     )
+    parser.add_argument("--per-call", type=int, default=1,
+                        help="also measure each point with this many queries a call")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=5,
                         help="alternating rounds of --batched-rescoring (medians)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="the points as JSON")
@@ -357,7 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     points: list[dict[str, Any]] = []
     for build, searches in builds(args):
         rounds = args.rounds if args.batched_rescoring or args.numpy_steps else 0
-        points += run_build(table, build, searches, args.seconds, args.row_major, rounds, other)
+        points += run_build(
+            table, build, searches, args.seconds, args.row_major, rounds, other, args.per_call
+        )
     say(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     if args.out is not None:
         args.out.write_text(json.dumps({"exact_qps": exact, "points": points}, indent=1))
