@@ -112,6 +112,9 @@ def test_compiled_sums_have_numpys_bits(order: str, width: int) -> None:
     expected = search_rows._dots(partial(gather_rows, vectors), ids, directions, owner)
     assert got.tobytes() == expected.tobytes()
     assert compiled_dots(vectors, ids[:0], directions, owner[:0]).size == 0
+    for outside in (-1, 700):  # as numpy's gather refuses them, never read
+        with pytest.raises(IndexError):
+            compiled_dots(vectors, np.append(ids, outside), directions, np.append(owner, 0))
 
 
 @rescores

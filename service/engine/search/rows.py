@@ -852,10 +852,13 @@ def compiled_dots(
     vectors: np.ndarray, ids: np.ndarray, directions: np.ndarray, owner: np.ndarray
 ) -> np.ndarray:
     """_dots by dots.c, read from the table in place: each row's float64 products summed as
-    numpy sums them, the same bits (tests/engine/test_dots.py). Only where dots.RESCORES."""
+    numpy sums them, the same bits (tests/engine/test_compiled_steps.py). Only where
+    dots.RESCORES; IndexError for an id outside the table (the C reads what it is given)."""
     assert dots.LIBRARY is not None
     order = np.argsort(ids, kind="stable")  # each column read forward
     ids = np.ascontiguousarray(ids[order], dtype=np.int64)
+    if ids.size and (ids[0] < 0 or ids[-1] >= len(vectors)):
+        raise IndexError(f"row {ids[0] if ids[0] < 0 else ids[-1]} outside {len(vectors)} rows")
     owner = np.ascontiguousarray(owner[order], dtype=np.int64)
     directions = np.ascontiguousarray(directions, dtype=np.float64)
     width = vectors.shape[1]
