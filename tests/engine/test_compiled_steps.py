@@ -119,9 +119,13 @@ def test_compiled_sums_have_numpys_bits(order: str, width: int) -> None:
 
 @rescores
 @pytest.mark.parametrize("layout", STORES)
+@pytest.mark.parametrize("one_compiled_from", [0, search_rows.ONE_COMPILED_FROM])
 def test_answers_equal_the_numpy_rescoring_to_the_bit(
-    layout: str, monkeypatch: pytest.MonkeyPatch
+    layout: str, one_compiled_from: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A lone query's rescoring through dots.c too (from 0 values) or as served (this table's
+    # few candidates of 16 columns: numpy).
+    monkeypatch.setattr(search_rows, "ONE_COMPILED_FROM", one_compiled_from)
     store: RowStore = STORES[layout]
     rng = np.random.default_rng(7)
     queries, positions = [], []

@@ -40,7 +40,8 @@ heap of the depth best (4-5 us a query on the default table against numpy's 16-1
 rescoring's float64 sums are read from the table in place, a column at a time for 32 candidates
 with the next columns prefetched, summed as numpy sums (its pairwise order), so the same bits
 (about 26 us for 10 candidates of the default table against 45 by numpy's gathers, in
-batches of 16 queries; a lone query's few candidates, rescore_one, stay with numpy). numpy's
+batches of 16 queries; a lone query's candidates, rescore_one, only from ONE_COMPILED_FROM
+values on). numpy's
 steps below stay for a build without it and as what tests/engine/test_compiled_steps.py holds
 dots.c to.
 
@@ -680,6 +681,12 @@ GATHER_BUDGET = 16 * 2**20
 # the table (about every other cache line of a column): the default table's 30,522 rows, from
 # 954 candidates on (a batch of about 96 queries with k=10). See _groups.
 SHARING = 32
+# A lone query's candidates are rescored by dots.c from this many values (candidates x width)
+# on: below it the call costs what the C saves (MiniLM, a batch of one, ~11 candidates of 384:
+# 479 against 499 q/s through numpy; GloVe fast-scan, 50 of 50: 50-54 us against 47-51), above
+# it numpy's three passes over the float64 products outgrow the cache (the synthetic 3M x 300
+# by rows, fast-scan nprobe 96, k_factor 8, ~104 candidates: 1.08x the q/s, paired rounds).
+ONE_COMPILED_FROM = 16_384
 # Candidate-exclusion pairs compared directly (a boolean matrix of this many cells, 64 KiB)
 # rather than through np.isin.
 SMALL_EXCLUSION_PRODUCT = 65_536
@@ -806,13 +813,16 @@ def rescore_one(store: RowStore, query: NeighborQuery, positions: np.ndarray) ->
     keep = _kept_one(store, query, ids, norms)
     if keep is not None:
         ids, norms = ids[keep], norms[keep]
-    # Summed as _dots and dots.c sum, to the last bit: float64 products laid out row by row,
-    # each row's summed along it (numpy's pairwise sum; summed down the columns, the last bits
-    # differ). numpy here, not dots.c: for one query's few candidates the call costs what the
-    # C saves (50 candidates of GloVe's 50 columns: 50-54 us against numpy's 47-51).
-    products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
-                           order="C")  # fmt: skip
-    scores = np.add.reduce(products, axis=1) / norms
+    if dots.RESCORES and ids.size * store.width >= ONE_COMPILED_FROM:
+        owner = np.zeros(ids.size, dtype=np.int64)
+        scores = compiled_dots(store.vectors, ids, query.vector[None, :], owner) / norms
+    else:
+        # Summed as _dots and dots.c sum, to the last bit: float64 products laid out row by
+        # row, each row's summed along it (numpy's pairwise sum; summed down the columns, the
+        # last bits differ).
+        products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
+                               order="C")  # fmt: skip
+        scores = np.add.reduce(products, axis=1) / norms
     best = np.argsort(-scores, kind="stable")[: query.k]
     return Neighbors(ids=ids[best], scores=scores[best])
 
