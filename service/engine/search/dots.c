@@ -337,6 +337,14 @@ static INLINE void sift_down(float *heap, int64_t size, int64_t i, float value)
     heap[i] = value;
 }
 
+/* s[from..to) offered to the min-heap of the `depth` best. */
+static INLINE void offer(float *heap, int64_t depth, const float *s, int64_t from, int64_t to)
+{
+    for (int64_t j = from; j < to; j++)
+        if (s[j] > heap[0])
+            sift_down(heap, depth, 0, s[j]);
+}
+
 /* The depth-th best of s[0..n) (depth <= n), the heap's room given. */
 static AVX2 float depth_th(const float *s, int64_t n, int64_t depth, float *heap)
 {
@@ -345,24 +353,15 @@ static AVX2 float depth_th(const float *s, int64_t n, int64_t depth, float *heap
     for (int64_t i = depth / 2 - 1; i >= 0; i--)
         sift_down(heap, depth, i, heap[i]);
     int64_t j = depth;
-    for (; j < n && j % BLOCK; j++)
-        if (s[j] > heap[0])
-            sift_down(heap, depth, 0, s[j]);
-    for (; j + BLOCK <= n; j += BLOCK) {
-        __m256 bar = _mm256_set1_ps(heap[0]);
-        if (!_mm256_movemask_ps(_mm256_cmp_ps(block_max(s + j), bar, _CMP_GT_OQ)))
-            continue;
-        for (int t = 0; t < BLOCK; t++)
-            if (s[j + t] > heap[0])
-                sift_down(heap, depth, 0, s[j + t]);
-    }
-    for (; j < n; j++)
-        if (s[j] > heap[0])
-            sift_down(heap, depth, 0, s[j]);
+    for (; j + BLOCK <= n; j += BLOCK)
+        if (_mm256_movemask_ps(_mm256_cmp_ps(block_max(s + j), _mm256_set1_ps(heap[0]),
+                                             _CMP_GT_OQ)))
+            offer(heap, depth, s, j, j + BLOCK);
+    offer(heap, depth, s, j, n);
     return heap[0];
 }
 
-/* The least float32 x with (double)x >= bound (-inf for a bound of -inf or NaN-free below). */
+/* The least float32 x with (double)x >= bound (-inf for a bound of -inf). */
 static float float_at_least(double bound)
 {
     float x = (float)bound;
@@ -371,28 +370,29 @@ static float float_at_least(double bound)
     return x;
 }
 
-static AVX2 int64_t at_least(const float *s, int64_t n, float bar, int64_t capacity,
-                             int64_t *found)
+/* The columns of s[from..to) at least `bar`, appended to found[0..kept); the new count, or -1
+ * when they outgrow `capacity`. */
+static INLINE int64_t collect(const float *s, int64_t from, int64_t to, float bar,
+                              int64_t capacity, int64_t *found, int64_t kept)
 {
-    int64_t kept = 0, j = 0;
-    __m256 wide = _mm256_set1_ps(bar);
-    for (; j + BLOCK <= n; j += BLOCK) {
-        if (!_mm256_movemask_ps(_mm256_cmp_ps(block_max(s + j), wide, _CMP_GE_OQ)))
-            continue;
-        for (int t = 0; t < BLOCK; t++)
-            if (s[j + t] >= bar) {
-                if (kept == capacity)
-                    return -1;
-                found[kept++] = j + t;
-            }
-    }
-    for (; j < n; j++)
+    for (int64_t j = from; j < to; j++)
         if (s[j] >= bar) {
             if (kept == capacity)
                 return -1;
             found[kept++] = j;
         }
     return kept;
+}
+
+static AVX2 int64_t at_least(const float *s, int64_t n, float bar, int64_t capacity,
+                             int64_t *found)
+{
+    int64_t kept = 0, j = 0;
+    __m256 wide = _mm256_set1_ps(bar);
+    for (; j + BLOCK <= n && kept >= 0; j += BLOCK)
+        if (_mm256_movemask_ps(_mm256_cmp_ps(block_max(s + j), wide, _CMP_GE_OQ)))
+            kept = collect(s, j, j + BLOCK, bar, capacity, found, kept);
+    return kept < 0 ? kept : collect(s, j, n, bar, capacity, found, kept);
 }
 
 static AVX2 int candidates256(const float *scores, int64_t count, int64_t n, int64_t depth,

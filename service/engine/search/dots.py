@@ -21,49 +21,38 @@ from __future__ import annotations
 import ctypes
 import importlib.util
 
+_POINTER, _SIZE = ctypes.c_void_p, ctypes.c_int64
+# Each entry point's arguments, in dots.c's order (every one returns an int).
+_SIGNATURES: dict[str, list[type]] = {
+    "dots_simd": [],
+    # simd, directions, count, width, columns, stride, rows, scales, out
+    "dots_by_columns": [
+        ctypes.c_int,
+        _POINTER,
+        _SIZE,
+        _SIZE,
+        _POINTER,
+        _SIZE,
+        _SIZE,
+        _POINTER,
+        _POINTER,
+    ],
+    # scores, count, n, depth, slack, capacity, found, counts
+    "dots_candidates": [_POINTER, _SIZE, _SIZE, _SIZE, _POINTER, _SIZE, _POINTER, _POINTER],
+    # rows, row_step, column_step, width, ids, owner, n, directions, sums
+    "dots_rescore": [_POINTER, _SIZE, _SIZE, _SIZE, _POINTER, _POINTER, _SIZE, _POINTER, _POINTER],
+}
+
 
 def _load() -> tuple[ctypes.CDLL | None, int]:
     spec = importlib.util.find_spec("service.engine.search._dots")
     if spec is None or spec.origin is None:
         return None, 0
     library = ctypes.CDLL(spec.origin)
-    library.dots_simd.restype = ctypes.c_int
-    library.dots_simd.argtypes = []
-    library.dots_by_columns.restype = ctypes.c_int
-    library.dots_by_columns.argtypes = [
-        ctypes.c_int,  # simd
-        ctypes.c_void_p,  # directions
-        ctypes.c_int64,  # count
-        ctypes.c_int64,  # width
-        ctypes.c_void_p,  # columns
-        ctypes.c_int64,  # stride
-        ctypes.c_int64,  # rows
-        ctypes.c_void_p,  # scales
-        ctypes.c_void_p,  # out
-    ]
-    library.dots_candidates.restype = ctypes.c_int
-    library.dots_candidates.argtypes = [
-        ctypes.c_void_p,  # scores
-        ctypes.c_int64,  # count
-        ctypes.c_int64,  # n
-        ctypes.c_int64,  # depth
-        ctypes.c_void_p,  # slack
-        ctypes.c_int64,  # capacity
-        ctypes.c_void_p,  # found
-        ctypes.c_void_p,  # counts
-    ]
-    library.dots_rescore.restype = ctypes.c_int
-    library.dots_rescore.argtypes = [
-        ctypes.c_void_p,  # rows
-        ctypes.c_int64,  # row_step
-        ctypes.c_int64,  # column_step
-        ctypes.c_int64,  # width
-        ctypes.c_void_p,  # ids
-        ctypes.c_void_p,  # owner
-        ctypes.c_int64,  # n
-        ctypes.c_void_p,  # directions
-        ctypes.c_void_p,  # sums
-    ]
+    for name, arguments in _SIGNATURES.items():
+        function = getattr(library, name)
+        function.restype = ctypes.c_int
+        function.argtypes = arguments
     return library, int(library.dots_simd())
 
 

@@ -41,9 +41,8 @@ rescoring's float64 sums are read from the table in place, a column at a time fo
 with the next columns prefetched, summed as numpy sums (its pairwise order), so the same bits
 (about 26 us for 10 candidates of the default table against 45 by numpy's gathers, in
 batches of 16 queries; a lone query's candidates, rescore_one, only from ONE_COMPILED_FROM
-values on). numpy's
-steps below stay for a build without it and as what tests/engine/test_compiled_steps.py holds
-dots.c to.
+values on). numpy's steps below stay for a build without it and as what
+tests/engine/test_compiled_steps.py holds dots.c to.
 
 Rescoring: all queries of a batch are rescored in a few array operations. Each score is one dot
 product summed on its own (never a matrix product whose blocking depends on how many candidates
@@ -734,7 +733,11 @@ def _groups(
     read from the table itself.
     """
     rows = store.table.rows
-    if not stored_by_columns(store.vectors) or sum(map(len, positions)) * SHARING < rows:
+    if (
+        dots.RESCORES  # dots.c reads the table in place
+        or not stored_by_columns(store.vectors)
+        or sum(map(len, positions)) * SHARING < rows
+    ):
         return [(slice(0, queries), False)]
     most = max(1, GATHER_BUDGET // (4 * store.vectors.shape[1]))
     groups: list[tuple[slice, bool]] = []
@@ -756,7 +759,6 @@ def _rescore_group(
 ) -> list[Neighbors]:
     """rescore() of one group, QUERY_CHUNK queries at a time (its gathered rows, if any, are
     freed on return: one group's at a time)."""
-    gather = gather and not dots.RESCORES  # dots.c reads the table in place
     source = _gathered(store, positions) if gather else partial(gather_rows, store.vectors)
     results: list[Neighbors] = []
     for start in range(0, len(queries), QUERY_CHUNK):
