@@ -186,5 +186,18 @@ def test_the_search_worker_runs_faiss_on_compute_threads() -> None:
     from service.runtime.runtime import Runtime
 
     runtime = Runtime(Settings(compute_threads=1))
-    for batcher in (runtime.search, runtime.score):
-        assert batcher._executor.submit(faiss.omp_get_max_threads).result() == 1
+    for served in (runtime.search, runtime.score):
+        counted = Batcher(
+            "test",
+            lambda items: [faiss.omp_get_max_threads() for _ in items],
+            Settings(),
+            initializer=served.initializer,
+        )
+
+        async def scenario(batcher: Batcher[int, int] = counted) -> int:
+            batcher.start()
+            threads = await batcher.submit(0)
+            await batcher.close()
+            return threads
+
+        assert asyncio.run(scenario()) == 1

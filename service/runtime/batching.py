@@ -16,9 +16,10 @@ the CPU a request (BENCHMARKS.md, "Stop 39: batches of half the requests in flig
 from __future__ import annotations
 
 import asyncio
+import collections
+import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 from service.config import Settings
@@ -72,6 +73,12 @@ class Batcher(Generic[Item, Result]):
     `batching` off, every item is computed alone, one after another on the same worker thread:
     the service still never runs more searches at once than the machine has room for. At most
     `max_queue` items wait; a submission past that is refused with Overloaded.
+
+    The worker thread takes each batch itself, the moment the one before it is computed: the
+    event loop only queues items and hands out results. A worker fed by the event loop waited
+    a turn of the loop after every batch (the results set, then the next batch collected,
+    behind every request the loop had ready): at 32 connections the worker computed 86% of
+    the time (BENCHMARKS.md, "Stop 47").
     """
 
     def __init__(
@@ -87,35 +94,38 @@ class Batcher(Generic[Item, Result]):
         self.compute = compute
         self.settings = settings
         self.cost = cost
+        self.initializer = initializer
         self.in_flight = in_flight if settings.batch_pipelining else None
-        self._queue: asyncio.Queue[Entry[Item, Result]] = asyncio.Queue()
-        # An item taken from the queue that would have taken its batch past its bounds: it
-        # opens the next batch.
-        self._held: Entry[Item, Result] | None = None
+        # Items waiting for a batch, oldest first; the worker takes them under the lock, and
+        # waits on `_arrived` while there are none (or, with batch_max_wait_ms, to fill).
+        self._waiting: collections.deque[Entry[Item, Result]] = collections.deque()
+        self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        # Bumped by close(): a worker thread of an earlier start() sees it and stops.
+        self._generation = 0
         self._submissions = 0
-        self._executor = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix=operation, initializer=initializer
-        )
-        self._worker: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        """Start collecting batches on the running event loop."""
-        if self._worker is None:
-            self._worker = asyncio.get_running_loop().create_task(self._run())
+        """Start the worker thread, answering on the running event loop."""
+        if self._thread is None:
+            self._loop = asyncio.get_running_loop()
+            self._thread = threading.Thread(
+                target=self._work, args=(self._generation,), name=f"{self.operation}_0", daemon=True
+            )
+            self._thread.start()
 
     async def close(self) -> None:
-        """Stop the worker; queued callers get an error rather than waiting forever."""
-        if self._worker is not None:
-            self._worker.cancel()
-            await asyncio.gather(self._worker, return_exceptions=True)
-            self._worker = None
-        if self._held is not None:
-            self._held[1].cancel()
-            self._held = None
-        while not self._queue.empty():
-            _, future, _, _ = self._queue.get_nowait()
+        """Stop the worker (after the batch it computes); queued callers get an error rather
+        than waiting forever."""
+        with self._lock:
+            self._generation += 1
+            waiting, self._waiting = self._waiting, collections.deque()
+            self._arrived.notify()
+        for _, future, _, _ in waiting:
             future.cancel()
-        self._executor.shutdown(wait=False)
+        self._thread = None
 
     async def submit(self, item: Item) -> Result:
         """The result for one item, computed alone (batching off) or within a batch."""
@@ -126,81 +136,96 @@ class Batcher(Generic[Item, Result]):
         self._admit(len(items))
         self._submissions += 1
         submission = self._submissions
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[Result]] = [loop.create_future() for _ in items]
+        queued = time.perf_counter()
+        with self._lock:
+            self._waiting.extend(
+                (item, future, queued, submission)
+                for item, future in zip(items, futures, strict=True)
+            )
+            self._arrived.notify()
         if len(items) == 1:  # most requests: one future awaited, without gather's wrapping
-            return [await self._enqueue(items[0], submission)]
-        return list(await asyncio.gather(*(self._enqueue(item, submission) for item in items)))
+            return [await futures[0]]
+        return list(await asyncio.gather(*futures))
 
     @property
     def queued(self) -> int:
         """Items waiting for a pass."""
-        return self._queue.qsize() + (self._held is not None)
+        return len(self._waiting)
 
     def _admit(self, count: int) -> None:
         """Overloaded when `count` more items would overfill the queue.
 
         An empty queue admits any request, so one batch larger than the bound still runs.
         """
-        waiting = self._queue.qsize()
+        waiting = len(self._waiting)
         if waiting and waiting + count > self.settings.max_queue:
             limit = self.settings.max_queue
             raise Overloaded(
                 f"the {self.operation} queue", limit, self.settings.retry_after_seconds
             )
 
-    def _enqueue(self, item: Item, submission: int) -> asyncio.Future[Result]:
-        future: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait((item, future, time.perf_counter(), submission))
-        return future
-
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
+    def _work(self, generation: int) -> None:
+        """The worker thread: take a batch, compute it, hand its results to the event loop."""
+        if self.initializer is not None:
+            self.initializer()
         while True:
-            batch = await self._collect()
-            now = time.perf_counter()
+            batch = self._take(generation)
+            if batch is None:
+                return
+            items = [item for item, _, _, _ in batch]
+            started = time.perf_counter()
+            waited = QUEUE_SECONDS.labels(self.operation)
             for _, _, queued, _ in batch:
-                QUEUE_SECONDS.labels(self.operation).observe(now - queued)
+                waited.observe(started - queued)
+            results: list[Result] | None = None
+            error: BaseException | None = None
             try:
-                items = [item for item, _, _, _ in batch]
-                results = await loop.run_in_executor(self._executor, self._timed_compute, items)
-            except Exception as error:
-                for _, future, _, _ in batch:
-                    if not future.done():
-                        future.set_exception(error)
-                continue
-            for (_, future, _, _), result in zip(batch, results, strict=True):
-                if not future.done():
-                    future.set_result(result)
+                results = self.compute(items)
+            except Exception as failure:  # the callers get it; the worker serves on
+                error = failure
+            finally:
+                SEARCH_SECONDS.labels(self.operation).observe(time.perf_counter() - started)
+                BATCH_SIZE.labels(self.operation).observe(len(items))
+            assert self._loop is not None
+            try:
+                self._loop.call_soon_threadsafe(_answer, batch, results, error)
+            except RuntimeError:  # the event loop is closed: nobody waits any more
+                return
 
-    async def _collect(self) -> list[Entry[Item, Result]]:
-        """Wait for one item, then take what is queued up to max_size units of work (and the
-        items of at most `requests_per_batch` requests), waiting up to max_wait for more. An
-        item that would go past either bound opens the next batch."""
-        first, self._held = self._held or await self._queue.get(), None
-        batch, cost = [first], self.cost(first[0])
-        if not self.settings.batching:
+    def _take(self, generation: int) -> list[Entry[Item, Result]] | None:
+        """The next batch, once there is an item (None when stopping): what is queued up to
+        max_size units of work (and the items of at most `requests_per_batch` requests),
+        waiting up to max_wait for more. An item that would go past either bound stays first
+        in the queue, for the next batch."""
+        with self._arrived:
+            while not self._waiting and generation == self._generation:
+                self._arrived.wait()
+            if generation != self._generation:
+                return None
+            first = self._waiting.popleft()
+            batch, cost = [first], self.cost(first[0])
+            if not self.settings.batching:
+                return batch
+            requests, submission, most = 1, first[3], self.requests_per_batch()
+            deadline = time.perf_counter() + self.settings.batch_max_wait_ms / 1000
+            while cost < self.settings.batch_max_size:
+                if not self._waiting:
+                    remaining = deadline - time.perf_counter()
+                    if remaining <= 0 or generation != self._generation:
+                        break
+                    self._arrived.wait(remaining)
+                    continue
+                item = self._waiting[0]
+                work = self.cost(item[0])
+                another = item[3] != submission
+                if cost + work > self.settings.batch_max_size or (another and requests == most):
+                    break
+                batch.append(self._waiting.popleft())
+                cost += work
+                requests, submission = requests + another, item[3]
             return batch
-        requests, submission, most = 1, first[3], self.requests_per_batch()
-        deadline = time.perf_counter() + self.settings.batch_max_wait_ms / 1000
-        while cost < self.settings.batch_max_size:
-            if not self._queue.empty():
-                item = self._queue.get_nowait()
-            else:
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0:
-                    break
-                try:
-                    item = await asyncio.wait_for(self._queue.get(), remaining)
-                except TimeoutError:
-                    break
-            work = self.cost(item[0])
-            another = item[3] != submission
-            if cost + work > self.settings.batch_max_size or (another and requests == most):
-                self._held = item
-                break
-            batch.append(item)
-            cost += work
-            requests, submission = requests + another, item[3]
-        return batch
 
     def requests_per_batch(self) -> int | None:
         """The most requests whose items one batch takes now: half of those in flight, at
@@ -209,10 +234,19 @@ class Batcher(Generic[Item, Result]):
             return None
         return max(PIPELINE_FLOOR, (self.in_flight.count + 1) // 2)
 
-    def _timed_compute(self, items: Sequence[Item]) -> list[Result]:
-        started = time.perf_counter()
-        try:
-            return self.compute(items)
-        finally:
-            SEARCH_SECONDS.labels(self.operation).observe(time.perf_counter() - started)
-            BATCH_SIZE.labels(self.operation).observe(len(items))
+
+def _answer(
+    batch: Sequence[Entry[Item, Result]],
+    results: list[Result] | None,
+    error: BaseException | None,
+) -> None:
+    """On the event loop: each caller of a computed batch gets its result, or the batch's
+    error (a caller that went away has a cancelled future, left as it is)."""
+    if results is None:
+        for _, future, _, _ in batch:
+            if not future.done():
+                future.set_exception(error or RuntimeError("no results"))
+        return
+    for (_, future, _, _), result in zip(batch, results, strict=True):
+        if not future.done():
+            future.set_result(result)
