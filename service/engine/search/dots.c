@@ -3,10 +3,11 @@
  * out[q, r] = scale[r] * sum_k directions[q, k] * columns[k * stride + r]: the table's one copy,
  * stored by columns (tables/layout.py), read in place. BLAS's sgemm copies ("packs") the whole
  * table into its own panels on every call; at the batch sizes a server forms (4-32 directions)
- * that copy costs about as much as the products themselves (BENCHMARKS.md). Here, from 9
- * directions on, each tile of 32 (AVX-512) or 16 (AVX2) rows is read straight from the columns,
- * with the next tiles prefetched, and multiplied into a block of accumulators held in registers;
- * up to 8 directions, strips of 8 columns are read forward over every row (below).
+ * that copy costs about as much as the products themselves (BENCHMARKS.md). Here, each tile of
+ * 16 rows (AVX-512, from 8 directions on, up to 16 directions at once) or 16 rows (AVX2, from 9
+ * directions, 6 at once) is read straight from the columns, with the next tiles prefetched, and
+ * multiplied into a block of accumulators held in registers; below that, strips of 8 columns
+ * are read forward over every row (below).
  *
  * Every score is one float32 FMA chain over k = 0..width-1 in order, then one multiplication by
  * the row's scale: the same bits whatever the batch, the tile or the instruction set, and
@@ -33,79 +34,58 @@
  * 1.0-1.3x the q/s of 32, 128, 256 or 512, and 1.4-2.9x no prefetch at all. */
 #define AHEAD 64
 
-/* AVX-512's tile (8 directions x 32 rows) is the faster from this many directions on; below it
- * (9-15: up to 8 go to the strips), AVX2's (6 x 16) is as fast or faster on the same CPU (one
- * thread, the default table: 9 directions 2,587 against 2,447 q/s, 12 2,993 against 2,997,
- * 16 2,978 against 3,707, 32 2,968 against 3,990). */
-#define WIDE_FROM 16
+/* AVX-512's tile (up to 16 directions x 16 rows) from this many directions on; below it the
+ * strips. One thread, the default table, throwaway timing of the same calls (us a direction,
+ * against the tiles of 8 directions x 32 rows, or AVX2's for 9-15, or the strips at 8): 7
+ * directions 0.98-1.04x the strips (5 and 6 0.70-0.89x), 8 1.04-1.37x, 9 1.28-1.36x, 12
+ * 1.17-1.25x, 16 1.07-1.11x, 24 1.07x, 32 1.02-1.03x. A tile of 24 directions (24
+ * accumulators) ran at 0.36-0.51x. */
+#define WIDE_FROM 8
+/* The most directions one tile holds: 16 accumulators of 16 rows. */
+#define TILE_DIRECTIONS 16
 
 #define AVX512 __attribute__((target("avx512f")))
 #define AVX2 __attribute__((target("avx2,fma")))
 #define INLINE inline __attribute__((always_inline))
 
-/* Up to 8 directions x 32 rows: 16 accumulators of 16 floats. */
+/* Up to 16 directions x 16 rows: each column's 16 rows loaded once (one cache line) and
+ * multiplied into every direction's accumulator. */
 static INLINE AVX512 void tile512(const float *directions, int64_t width, int queries,
                                   const float *columns, int64_t stride, const float *scales,
-                                  float *out, int64_t rows, __mmask16 low, __mmask16 high)
+                                  float *out, int64_t rows, __mmask16 mask)
 {
-    __m512 acc[8][2];
-    for (int q = 0; q < 8; q++) {
-        acc[q][0] = _mm512_setzero_ps();
-        acc[q][1] = _mm512_setzero_ps();
-    }
+    __m512 acc[TILE_DIRECTIONS];
+    for (int q = 0; q < TILE_DIRECTIONS; q++)
+        acc[q] = _mm512_setzero_ps();
     for (int64_t k = 0; k < width; k++) {
         const float *column = columns + k * stride;
-        __m512 a = _mm512_maskz_loadu_ps(low, column);
-        __m512 b = _mm512_maskz_loadu_ps(high, column + 16);
+        __m512 a = _mm512_maskz_loadu_ps(mask, column);
         _mm_prefetch((const char *)(column + AHEAD), _MM_HINT_T0);
-        _mm_prefetch((const char *)(column + AHEAD + 16), _MM_HINT_T0);
-        for (int q = 0; q < 8; q++) {
-            if (q < queries) {
-                __m512 d = _mm512_set1_ps(directions[q * width + k]);
-                acc[q][0] = _mm512_fmadd_ps(d, a, acc[q][0]);
-                acc[q][1] = _mm512_fmadd_ps(d, b, acc[q][1]);
-            }
-        }
+        for (int q = 0; q < TILE_DIRECTIONS; q++)
+            if (q < queries)
+                acc[q] = _mm512_fmadd_ps(_mm512_set1_ps(directions[q * width + k]), a, acc[q]);
     }
-    __m512 s0 = _mm512_set1_ps(1.0f), s1 = s0;
-    if (scales) {
-        s0 = _mm512_maskz_loadu_ps(low, scales);
-        s1 = _mm512_maskz_loadu_ps(high, scales + 16);
-    }
-    for (int q = 0; q < 8; q++) {
-        if (q < queries) {
-            _mm512_mask_storeu_ps(out + q * rows, low, _mm512_mul_ps(acc[q][0], s0));
-            _mm512_mask_storeu_ps(out + q * rows + 16, high, _mm512_mul_ps(acc[q][1], s1));
-        }
-    }
+    __m512 s = scales ? _mm512_maskz_loadu_ps(mask, scales) : _mm512_set1_ps(1.0f);
+    for (int q = 0; q < TILE_DIRECTIONS; q++)
+        if (q < queries)
+            _mm512_mask_storeu_ps(out + q * rows, mask, _mm512_mul_ps(acc[q], s));
 }
 
-#define TILE512(N)                                                                          \
-    tile512(directions + (int64_t)q0 * width, width, N, columns + r0, stride,               \
-            scales ? scales + r0 : NULL, out + (int64_t)q0 * rows + r0, rows, low, high)
-
+/* The directions in groups of at most TILE_DIRECTIONS, as even as they go (17 is 9 + 8, not
+ * 16 + 1: a tile of one direction is a single chain of FMAs, bound by their latency). */
 static AVX512 void dots512(const float *directions, int64_t count, int64_t width,
                            const float *columns, int64_t stride, int64_t rows,
                            const float *scales, float *out)
 {
-    for (int64_t r0 = 0; r0 < rows; r0 += 32) {
+    int64_t groups = (count + TILE_DIRECTIONS - 1) / TILE_DIRECTIONS;
+    int64_t size = (count + groups - 1) / groups;
+    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
         int64_t left = rows - r0;
-        __mmask16 low = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
-        __mmask16 high = left >= 32 ? 0xFFFF
-                         : left <= 16 ? 0
-                                      : (__mmask16)((1u << (left - 16)) - 1);
-        int64_t q0 = 0;
-        for (; q0 + 8 <= count; q0 += 8)
-            TILE512(8);
-        switch (count - q0) {
-        case 7: TILE512(7); break;
-        case 6: TILE512(6); break;
-        case 5: TILE512(5); break;
-        case 4: TILE512(4); break;
-        case 3: TILE512(3); break;
-        case 2: TILE512(2); break;
-        case 1: TILE512(1); break;
-        default: break;
+        __mmask16 mask = left >= 16 ? 0xFFFF : (__mmask16)((1u << left) - 1);
+        for (int64_t q0 = 0; q0 < count; q0 += size) {
+            int queries = (int)(count - q0 < size ? count - q0 : size);
+            tile512(directions + q0 * width, width, queries, columns + r0, stride,
+                    scales ? scales + r0 : NULL, out + q0 * rows + r0, rows, mask);
         }
     }
 }
@@ -441,16 +421,16 @@ int dots_by_columns(int simd, const float *directions, int64_t count, int64_t wi
     (void)rows, (void)scales, (void)out;
     return 0;
 #else
+    if (simd >= 512 && count >= WIDE_FROM) {
+        dots512(directions, count, width, columns, stride, rows, scales, out);
+        return 512;
+    }
     if (count <= STRIPS && simd >= 256) {
         if (simd >= 512)
             strips512(directions, count, width, columns, stride, rows, scales, out);
         else
             strips256(directions, count, width, columns, stride, rows, scales, out);
         return simd >= 512 ? 512 : 256;
-    }
-    if (simd >= 512 && count >= WIDE_FROM) {
-        dots512(directions, count, width, columns, stride, rows, scales, out);
-        return 512;
     }
     if (simd >= 256) {
         dots256(directions, count, width, columns, stride, rows, scales, out);
