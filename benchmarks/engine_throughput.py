@@ -195,7 +195,12 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="rounds, alternating the order")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (served: 1)")
     parser.add_argument("--check", type=float, help="exit 1 if served < CHECK x the best other")
+    parser.add_argument("--simd", type=int, choices=[256, 512],
+                        help="cap the compiled pass at this instruction set (256: what a CPU "
+                        "with AVX2 and no AVX-512 runs)")  # fmt: skip
     args = parser.parse_args()
+    if args.simd is not None:
+        dots.SIMD = min(dots.SIMD, args.simd)
     from service.engine.threads import limit_compute_threads
 
     limit_compute_threads(args.threads)

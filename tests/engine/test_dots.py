@@ -97,6 +97,13 @@ def test_it_serves_only_what_it_computes(monkeypatch: pytest.MonkeyPatch) -> Non
     assert not compiled_serves(two, table)
     monkeypatch.setattr(threads, "compute_cap", 1)
     assert compiled_serves(two, table)
+    # Without AVX-512, BLAS's matrix product takes the large batches.
+    wide = np.ones((search_rows.NARROW_UNTIL, WIDTH), dtype=np.float32)
+    monkeypatch.setattr(dots, "SIMD", 512)
+    assert compiled_serves(wide, table)
+    monkeypatch.setattr(dots, "SIMD", 256)
+    assert not compiled_serves(wide, table)
+    assert compiled_serves(wide[:-1], table)
 
 
 @compiled

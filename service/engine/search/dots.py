@@ -3,10 +3,11 @@
 BLAS's matrix product copies the whole table into its own panels on every call; at the batch
 sizes a server forms that copy costs about as much as the products (BENCHMARKS.md). dots.c reads
 the columns in place (with AVX-512 up to 7 directions, with AVX2 up to 8, in strips of 8 columns
-over every row; more a tile of 16 rows at a time). It is built with the package (pyproject.toml's ext-modules) and loaded here with
-ctypes, once; rows.py's `compiled_by_columns` calls it, for every batch unless this process
-capped its compute threads above one (served: one). Where it was not built (no C compiler) or
-the CPU has no AVX2 and FMA, AVAILABLE is False and the pass stays with BLAS.
+over every row; more a tile of 16 rows at a time). It is built with the package (pyproject.toml's
+ext-modules) and loaded here with ctypes, once; rows.py's `compiled_by_columns` calls it, for
+every batch unless this process capped its compute threads above one (served: one; without
+AVX-512, batches of rows.NARROW_UNTIL directions or more go to BLAS). Where it was not built
+(no C compiler) or the CPU has no AVX2 and FMA, AVAILABLE is False and the pass stays with BLAS.
 
 Each score is one float32 FMA chain in the order of the columns, times the row's scale: the same
 bits whatever else is in the batch, on AVX-512 and AVX2 alike.

@@ -453,12 +453,21 @@ def compiled_runs() -> bool:
     return dots.AVAILABLE and (threads.compute_cap or 1) == 1
 
 
+# Without AVX-512, batches of this many directions or more go to BLAS's matrix product over the
+# columns: AVX2's tiles (6 directions x 16 rows) hold ~55% of one core's FMA limit, OpenBLAS's
+# AVX2 sgemm more from 32 on (this machine with both capped at AVX2, `engine_throughput --simd
+# 256` with OPENBLAS_CORETYPE=Haswell FAISS_OPT_LEVEL=avx2: 16 directions 2,435 q/s compiled
+# against 2,007 by BLAS over a transposed copy; 32 2,518 against 2,600; 256 2,530 against 3,303).
+NARROW_UNTIL = 32
+
+
 def compiled_serves(directions: np.ndarray, rows: np.ndarray) -> bool:
     """Whether compiled_by_columns computes this pass: compiled_runs(), and float32 rows stored
-    by columns (`rows.T` C order, or a slice of rows of one), at least one direction."""
+    by columns (`rows.T` C order, or a slice of rows of one), at least one direction (and
+    fewer than NARROW_UNTIL without AVX-512)."""
     return (
         compiled_runs()
-        and len(directions) >= 1
+        and 1 <= len(directions) < (math.inf if dots.SIMD >= 512 else NARROW_UNTIL)
         and rows.ndim == 2
         and rows.dtype == np.float32
         and rows.strides[0] == FLOAT32
