@@ -78,7 +78,7 @@ class Batcher(Generic[Item, Result]):
     event loop only queues items and hands out results. A worker fed by the event loop waited
     a turn of the loop after every batch (the results set, then the next batch collected,
     behind every request the loop had ready): at 32 connections the worker computed 86% of
-    the time (BENCHMARKS.md, "Stop 47").
+    the time (BENCHMARKS.md, "The worker takes its own next batch").
     """
 
     def __init__(
@@ -104,15 +104,16 @@ class Batcher(Generic[Item, Result]):
         # Bumped by close(): a worker thread of an earlier start() sees it and stops.
         self._generation = 0
         self._submissions = 0
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
         """Start the worker thread, answering on the running event loop."""
         if self._thread is None:
-            self._loop = asyncio.get_running_loop()
             self._thread = threading.Thread(
-                target=self._work, args=(self._generation,), name=f"{self.operation}_0", daemon=True
+                target=self._work,
+                args=(asyncio.get_running_loop(), self._generation),
+                name=f"{self.operation}_0",
+                daemon=True,
             )
             self._thread.start()
 
@@ -166,8 +167,8 @@ class Batcher(Generic[Item, Result]):
                 f"the {self.operation} queue", limit, self.settings.retry_after_seconds
             )
 
-    def _work(self, generation: int) -> None:
-        """The worker thread: take a batch, compute it, hand its results to the event loop."""
+    def _work(self, loop: asyncio.AbstractEventLoop, generation: int) -> None:
+        """The worker thread: take a batch, compute it, hand its outcome to `loop`."""
         if self.initializer is not None:
             self.initializer()
         while True:
@@ -179,18 +180,16 @@ class Batcher(Generic[Item, Result]):
             waited = QUEUE_SECONDS.labels(self.operation)
             for _, _, queued, _ in batch:
                 waited.observe(started - queued)
-            results: list[Result] | None = None
-            error: BaseException | None = None
+            outcome: list[Result] | Exception
             try:
-                results = self.compute(items)
+                outcome = self.compute(items)
             except Exception as failure:  # the callers get it; the worker serves on
-                error = failure
+                outcome = failure
             finally:
                 SEARCH_SECONDS.labels(self.operation).observe(time.perf_counter() - started)
                 BATCH_SIZE.labels(self.operation).observe(len(items))
-            assert self._loop is not None
             try:
-                self._loop.call_soon_threadsafe(_answer, batch, results, error)
+                loop.call_soon_threadsafe(_answer, batch, outcome)
             except RuntimeError:  # the event loop is closed: nobody waits any more
                 return
 
@@ -235,18 +234,14 @@ class Batcher(Generic[Item, Result]):
         return max(PIPELINE_FLOOR, (self.in_flight.count + 1) // 2)
 
 
-def _answer(
-    batch: Sequence[Entry[Item, Result]],
-    results: list[Result] | None,
-    error: BaseException | None,
-) -> None:
+def _answer(batch: Sequence[Entry[Item, Result]], outcome: list[Result] | Exception) -> None:
     """On the event loop: each caller of a computed batch gets its result, or the batch's
     error (a caller that went away has a cancelled future, left as it is)."""
-    if results is None:
+    if isinstance(outcome, Exception):
         for _, future, _, _ in batch:
             if not future.done():
-                future.set_exception(error or RuntimeError("no results"))
+                future.set_exception(outcome)
         return
-    for (_, future, _, _), result in zip(batch, results, strict=True):
+    for (_, future, _, _), result in zip(batch, outcome, strict=True):
         if not future.done():
             future.set_result(result)

@@ -4,10 +4,9 @@
  * stored by columns (tables/layout.py), read in place. BLAS's sgemm copies ("packs") the whole
  * table into its own panels on every call; at the batch sizes a server forms (4-32 directions)
  * that copy costs about as much as the products themselves (BENCHMARKS.md). Here, each tile of
- * 16 rows (AVX-512, from 8 directions on, up to 16 directions at once) or 16 rows (AVX2, from 9
- * directions, 6 at once) is read straight from the columns, with the next tiles prefetched, and
- * multiplied into a block of accumulators held in registers; below that, strips of 8 columns
- * are read forward over every row (below).
+ * 16 rows is read straight from the columns, with the next tiles prefetched, and multiplied
+ * into a block of accumulators held in registers (AVX-512: from 8 directions, up to 16 at once;
+ * AVX2: from 9, 6 at once); below that, strips of 8 columns are read forward over every row.
  *
  * Every score is one float32 FMA chain over k = 0..width-1 in order, then one multiplication by
  * the row's scale: the same bits whatever the batch, the tile or the instruction set, and
@@ -265,7 +264,7 @@ static AVX512 void strips512(const float *directions, int64_t count, int64_t wid
     switch (count) {
         STRIPS_CASE(strips512_n, 1); STRIPS_CASE(strips512_n, 2); STRIPS_CASE(strips512_n, 3);
         STRIPS_CASE(strips512_n, 4); STRIPS_CASE(strips512_n, 5); STRIPS_CASE(strips512_n, 6);
-        STRIPS_CASE(strips512_n, 7); STRIPS_CASE(strips512_n, 8);
+        STRIPS_CASE(strips512_n, 7); /* 8 and more: dots512 */
     default: break;
     }
 }
@@ -421,19 +420,18 @@ int dots_by_columns(int simd, const float *directions, int64_t count, int64_t wi
     (void)rows, (void)scales, (void)out;
     return 0;
 #else
-    if (simd >= 512 && count >= WIDE_FROM) {
-        dots512(directions, count, width, columns, stride, rows, scales, out);
+    if (simd >= 512) {
+        if (count >= WIDE_FROM)
+            dots512(directions, count, width, columns, stride, rows, scales, out);
+        else
+            strips512(directions, count, width, columns, stride, rows, scales, out);
         return 512;
     }
-    if (count <= STRIPS && simd >= 256) {
-        if (simd >= 512)
-            strips512(directions, count, width, columns, stride, rows, scales, out);
-        else
-            strips256(directions, count, width, columns, stride, rows, scales, out);
-        return simd >= 512 ? 512 : 256;
-    }
     if (simd >= 256) {
-        dots256(directions, count, width, columns, stride, rows, scales, out);
+        if (count <= STRIPS)
+            strips256(directions, count, width, columns, stride, rows, scales, out);
+        else
+            dots256(directions, count, width, columns, stride, rows, scales, out);
         return 256;
     }
     return 0;
