@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -212,10 +211,9 @@ def test_minilm_reference_rows_are_berts_unused_tokens(minilm: EmbeddingTable) -
 
 
 def test_catastrophic_pattern_is_matched_in_linear_time() -> None:
+    # Python's re would take about 2**20000 steps here (the test would never end); RE2 is linear.
     tokens = ["a" * 20_000 + "!", "a" * 5_000, "b"]
-    started = time.perf_counter()
     rows = matching_rows(tokens, "(a+)+$")
-    assert time.perf_counter() - started < 1.0  # Python's re: about 2**20000 steps
     assert rows.tolist() == [1]  # the run of a's before "!" does not end the token
 
 

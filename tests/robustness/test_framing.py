@@ -125,9 +125,8 @@ def test_tiny_chunks_are_refused_once_their_framing_outgrows_the_body(port: int)
 
 def test_a_head_pipelined_behind_a_slow_request_is_bounded(port: int) -> None:
     slow = b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
-    started = time.monotonic()
     sent, answer = attack(port, slow + b"GET /healthz HTTP/1.1\r\nX-Pad: ", b"a" * 4096)
-    assert time.monotonic() - started < 1.5  # cut off while /slow was still being answered
+    assert b"HTTP/1.1 200" not in answer  # cut off while /slow was still being answered
     assert sent < SENT_AT_MOST
     assert b"HTTP/1.1 431" not in answer  # no answer of ours interleaved with /slow's
     assert answers(port)

