@@ -540,6 +540,14 @@ class Settings(BaseSettings):
         description="How long a request body may take to arrive after its headers; then 408 and "
         "the connection is closed. A slow body holds no in-flight slot meanwhile.",
     )
+    min_body_bytes_per_second: int = Field(
+        1024,
+        ge=0,
+        description="Slowest a request body may arrive, averaged from its head on, once "
+        "2 s have passed; then 408 and the connection is closed (0: no minimum, only "
+        "body_timeout_seconds). When the connection bound is reached, the slowest of the "
+        "oldest bodies still arriving is the first closed after connections waiting for a head.",
+    )
     max_header_bytes: int = Field(
         16 * 1024,
         ge=1024,
@@ -558,10 +566,11 @@ class Settings(BaseSettings):
         None,
         ge=16,
         description="Open connections at most. Past it, a new connection closes the one that has "
-        "waited longest for a request head (or is closed itself when every connection has a "
-        "request in progress), so probes keep answering however many idle or half-open "
-        "connections a client opens. Default: the open-file limit less the descriptors open at "
-        "start and 128 more (at least 16; 65,536 without a limit).",
+        "waited longest for a request head, else the slowest of the oldest bodies still "
+        "arriving (or is closed itself when every connection has a request whole), so probes "
+        "keep answering however many idle, half-open or bodiless connections a client opens. "
+        "Default: the open-file limit less the descriptors open at start and 128 more (at "
+        "least 16; 65,536 without a limit).",
     )
     send_timeout_seconds: float = Field(
         10.0,
@@ -578,6 +587,15 @@ class Settings(BaseSettings):
         "max_batch) but for /cosines pages (up to 5.6 MB at max_cosine_rows) and /evaluate "
         "with its questions (at most max_body_bytes): buffered answers stay under ~64 MB, "
         "~180 MB if every stalled client held a largest page.",
+    )
+    max_pipelined_requests: int = Field(
+        16,
+        ge=1,
+        le=1024,
+        description="Requests one connection may have queued behind the one being answered "
+        "(HTTP/1.1 pipelining); past it the connection is not read until they are answered, "
+        "so a client that writes thousands of requests at once holds at most this many, plus "
+        "what one 2 KiB piece of its last read holds (about 50 of the smallest).",
     )
     max_queue: int = Field(
         1024,

@@ -55,6 +55,17 @@ class BodyTimeout(ServiceError):
         )
 
 
+class BodyTooSlow(BodyTimeout):
+    """The request body arrives slower than the minimum rate."""
+
+    def __init__(self, rate: int) -> None:
+        ServiceError.__init__(
+            self,
+            f"the request body arrived slower than {rate} bytes/s; the connection is closed",
+            rate=rate,
+        )
+
+
 class TooManyValues(ServiceError):
     """The JSON body holds more values than the server parses (max_body_values)."""
 
@@ -208,6 +219,7 @@ STATUS_BY_ERROR: dict[type[EngineError], int] = {
     BodyTooLarge: 413,
     TooManyValues: 413,
     BodyTimeout: 408,
+    BodyTooSlow: 408,
     HeadTimeout: 408,
     HeadersTooLarge: 431,
     FramingTooLarge: 400,

@@ -60,6 +60,7 @@ for _reason in (
     "bad_framing",
     "header_timeout",
     "body_timeout",
+    "body_rate",
     "connection_limit",
     "send_timeout",
     "stalled_limit",

@@ -12,11 +12,22 @@ loop's time. GuardedProtocol adds, per connection:
 - a head larger than `max_header_bytes` gets 431 and the connection is closed;
 - a head not complete within `header_timeout` of the connection opening (or of its previous
   answer) closes the connection, with 408 if part of a head arrived; a body not complete within
-  `body_timeout` of its head gets 408 and the connection is closed. Deadlines are timestamps
-  checked by the guard's one sweep a second (ConnectionGuard), so a request costs no timer;
+  `body_timeout` of its head, or arriving slower than `min_body_bytes_per_second` once
+  BODY_GRACE_SECONDS have passed, gets 408 and the connection is closed. Deadlines are
+  timestamps checked by the guard's one sweep (ConnectionGuard), so a request costs no timer;
 - past `max_connections` open connections, a new one closes the connection idle or waiting
-  longest for a head, or itself when every one has a request in progress: the process never
-  runs out of descriptors, and probes keep getting in;
+  longest for a head, else the slowest of the oldest bodies still arriving, or itself when
+  every one has a request whole: the process never runs out of descriptors, and probes keep
+  getting in however many idle, half-open or bodiless connections a client opens;
+- at most `max_pipelined` requests wait behind the one being answered: a read is parsed in
+  pieces, and past the bound the rest is kept unparsed and the connection not read until the
+  queue drains (httptools parses whatever it is given: one read of tiny pipelined requests
+  queued thousands, and uvicorn resumes reading after every answer);
+- an answer that closes the connection while the request's body is still coming (a 401 or
+  413 before the body is read) is followed by a lingering close: the server half-closes and
+  drops, unparsed, what else arrives for up to LINGER_SECONDS and max_body_bytes, so the
+  client can read its answer instead of losing it to a reset, and an endless body costs one
+  call a read, for that long only;
 - a client that does not read its answers (its write buffer stays above asyncio's high-water
   mark) is cut off after `send_timeout`, and past `max_stalled` such connections the one
   stalled longest is cut off at once: answers buffered for clients that never read stay bounded;
@@ -46,25 +57,29 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import itertools
 import logging
 import os
 import resource
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 
 import uvloop
 from starlette.types import Receive, Scope, Send
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.edge import BOUNDED_PREFIX, compiled_templates, template_of
+from service.api.edge import BOUNDED_PREFIX, Route, compiled_routes, labels_of
 from service.config import Settings
 from service.engine.errors import EngineError
 from service.errors import (
     BodyTimeout,
+    BodyTooSlow,
     Encoded,
     FramingTooLarge,
     HeadersTooLarge,
@@ -80,6 +95,13 @@ LOGGER = logging.getLogger("service.server.connections")
 RESERVED_DESCRIPTORS = 128
 # How often deadlines are checked: a deadline may be overrun by up to this much.
 SWEEP_SECONDS = 0.5
+# How long a body may take before its rate counts (a head sent apart from its body, say).
+BODY_GRACE_SECONDS = 2.0
+# How long a connection closed with its request's body still coming drains it (see above).
+LINGER_SECONDS = 2.0
+# When room is needed, the slowest of this many bodies arriving longest is closed: choosing
+# by rate, without scanning every connection.
+EVICTION_CANDIDATES = 32
 
 
 @dataclass
@@ -89,14 +111,19 @@ class ConnectionGuard:
     max_header_bytes: int
     header_timeout_seconds: float
     body_timeout_seconds: float
+    min_body_rate: int
     max_connections: int
     send_timeout_seconds: float
     max_stalled_connections: int
+    max_pipelined: int
+    max_body_bytes: int
     in_flight: InFlight
-    templates: list[Any]
+    routes: list[Route]
     stalled: dict[Any, float] = field(default_factory=dict)
     # Connections waiting for a head, oldest first (the first to close when room is needed).
     waiting: dict[Any, None] = field(default_factory=dict)
+    # Connections whose request body is arriving, oldest first (the next to close).
+    arriving: dict[Any, None] = field(default_factory=dict)
     sweeping: bool = False
 
     @classmethod
@@ -106,11 +133,14 @@ class ConnectionGuard:
             max_header_bytes=settings.max_header_bytes,
             header_timeout_seconds=settings.header_timeout_seconds,
             body_timeout_seconds=settings.body_timeout_seconds,
+            min_body_rate=settings.min_body_bytes_per_second,
             max_connections=settings.max_connections or default_max_connections(),
             send_timeout_seconds=settings.send_timeout_seconds,
             max_stalled_connections=settings.max_stalled_connections,
+            max_pipelined=settings.max_pipelined_requests,
+            max_body_bytes=settings.max_body_bytes,
             in_flight=state.in_flight,
-            templates=compiled_templates(state.route_templates),
+            routes=compiled_routes(state.routes),
         )
         LOGGER.info("at most %d connections open at once", guard.max_connections)
         return guard
@@ -273,12 +303,17 @@ def protocol_for(guard: ConnectionGuard) -> type[GuardedProtocol]:
 # (its head counted short by at most this much per earlier request in the read, so honest
 # pipelining is never refused), unless an earlier request's chunk-size lines sat in the read.
 REQUEST_LINE_ALLOWANCE = 40
+# A read is parsed this many bytes at a time, twice as many after each piece that queued no
+# request: httptools parses all it is given, so a read of tiny pipelined requests parsed whole
+# would queue thousands at once; in pieces it stops within one piece of max_pipelined.
+FIRST_PIECE = 2048
 
 
 class GuardedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with the guards of the module docstring."""
 
     guard: ConnectionGuard
+    flow: HeldFlow
     # When this connection started waiting for a head (opened, or answered its last request);
     # None while a request is read or answered. Set through wait() and stop_waiting(), which
     # keep guard.waiting in the same order.
@@ -294,6 +329,7 @@ class GuardedProtocol(HttpToolsProtocol):
     in_head = False  # between its first byte and the end of its head
     trailers = False  # it sent header fields after its body
     began_in_read = False
+    ended_in_read = False
     body_in_read = 0
     # Bytes of this read the parser's callbacks reported (plus an allowance per request for its
     # request line and blank line), and that count when the request being read began.
@@ -301,11 +337,17 @@ class GuardedProtocol(HttpToolsProtocol):
     begun_at = 0
     send_timer: asyncio.TimerHandle | None = None
     running: Any = None  # the request cycle being answered
+    # Bytes read past the bound on queued requests, parsed once the queue has drained.
+    unparsed = b""
+    # Lingering after a close with the body still coming: until when, and what was dropped.
+    lingering_until: float | None = None
+    lingered = 0
     shed = False  # the request being answered was refused at the in-flight limit
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start waiting for the first head; make room when at the connection bound."""
-        super().connection_made(CoalescedWrites(transport, self.loop))  # type: ignore[arg-type]
+        super().connection_made(CoalescedWrites(transport, self.loop, self._linger))  # type: ignore[arg-type]
+        self.flow = HeldFlow(self.transport)
         self.wait()
         self.guard.watch(self.connections, self.loop)
         if len(self.connections) > self.guard.max_connections:
@@ -315,16 +357,40 @@ class GuardedProtocol(HttpToolsProtocol):
         """Forget any stall or wait with the connection."""
         self._unstall()
         self.stop_waiting()
+        self.guard.arriving.pop(self, None)
         self.deferred = None
+        self.unparsed = b""
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        """Parse `data` in pieces; past max_pipelined queued requests, keep the rest unparsed
+        and stop reading until the queue drains (on_response_complete)."""
+        if self.lingering_until is not None:
+            self.lingered += len(data)
+            if self.lingered > self.guard.max_body_bytes:
+                self.abort()
+            return
+        piece_size = FIRST_PIECE
+        while data and not self.transport.is_closing():
+            piece, data = data[:piece_size], data[piece_size:]
+            queued = len(self.pipeline)
+            self._parse(piece)
+            if data and len(self.pipeline) >= self.guard.max_pipelined:
+                self.unparsed = data
+                self.flow.hold()
+                return
+            piece_size = FIRST_PIECE if len(self.pipeline) > queued else 2 * piece_size
+        self.flow.release()
+
+    def _parse(self, data: bytes) -> None:
         """Count the bytes that are not body; refuse a request whose head, chunk framing or
         trailers outgrow their bounds (every request, pipelined ones included)."""
-        self.began_in_read = False
+        self.began_in_read = self.ended_in_read = False
         self.body_in_read = self.reported_in_read = 0
         super().data_received(data)
-        if not self.began_in_read:
+        if not self.began_in_read and not self.ended_in_read:
+            # A read that ended a request (and began none) holds that request's last bytes:
+            # counting them against the next request would refuse an honest one.
             self.framing += len(data) - self.body_in_read
         elif self.in_head:
             # A read in which a request began and did not finish its head: its start may hold
@@ -366,6 +432,7 @@ class GuardedProtocol(HttpToolsProtocol):
         self.stop_waiting()
         self.in_head = False
         self.body_since = time.monotonic()
+        self.guard.arriving[self] = None
         super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
@@ -400,7 +467,9 @@ class GuardedProtocol(HttpToolsProtocol):
         """The request is in: bytes from here on are the next request's."""
         super().on_message_complete()
         self.body_since = None
+        self.guard.arriving.pop(self, None)
         self.framing = 0
+        self.ended_in_read = True
 
     def on_response_complete(self) -> None:
         """Answered: wait for the next head (unless a pipelined request is next); after a
@@ -408,7 +477,12 @@ class GuardedProtocol(HttpToolsProtocol):
         if not self.pipeline:
             self.wait()
         super().on_response_complete()
-        if self.shed and not self.transport.is_closing():
+        if self.transport.is_closing():
+            return
+        if self.unparsed and not self.pipeline:
+            data, self.unparsed = self.unparsed, b""
+            self.data_received(data)
+        if self.shed:
             self.shed = False
             self.flow.pause_reading()
             self.loop.call_later(self.guard.in_flight.retry_after, self._read_again)
@@ -459,15 +533,20 @@ class GuardedProtocol(HttpToolsProtocol):
         error = self.guard.in_flight.overloaded()
         encoded = encode(error)
         status = encoded.status
-        await send({"type": "http.response.start", "status": status, "headers": encoded.headers})
+        headers = encoded.headers
+        if self.running.more_body:  # its body is still coming: close rather than read it
+            headers = [*headers, (b"connection", b"close")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": encoded.body})
-        route = template_of(scope["path"], self.guard.templates)
-        labels = (route, scope["method"], f"{status // 100}xx")
+        labels = (*labels_of(scope, self.guard.routes), f"{status // 100}xx")
         metrics.REQUEST_SECONDS.labels(*labels).observe(time.perf_counter() - started)
         metrics.REQUESTS.labels(*labels).inc()
 
     def check_deadlines(self, now: float) -> None:
-        """Close the connection if its head or body is overdue (called by the guard's sweep)."""
+        """Close the connection if its head or body is overdue, or its lingering over (called by
+        the guard's sweep)."""
+        if self.lingering_until is not None and now > self.lingering_until:
+            self.abort()
         if self.transport.is_closing():
             return
         if (
@@ -478,15 +557,24 @@ class GuardedProtocol(HttpToolsProtocol):
             if self.in_head:
                 self.refuse(HeadTimeout(self.guard.header_timeout_seconds))
             else:
-                self.transport.close()
-        elif (
-            self.body_since is not None and now - self.body_since > self.guard.body_timeout_seconds
-        ):
-            metrics.CONNECTIONS_CLOSED.labels("body_timeout").inc()
-            if self.running is not None and self.running.response_started:
-                self.abort()  # answered already (say, refused early): nothing more to say
-            else:
-                self.refuse(BodyTimeout(self.guard.body_timeout_seconds))
+                self.close_now()
+        elif self.body_since is not None:
+            self._check_body(now - self.body_since)
+
+    def _check_body(self, elapsed: float) -> None:
+        """408 for a body past its deadline, or slower than the minimum rate after the grace."""
+        guard = self.guard
+        if elapsed > guard.body_timeout_seconds:
+            reason, error = "body_timeout", BodyTimeout(guard.body_timeout_seconds)
+        elif elapsed > BODY_GRACE_SECONDS and self.body_size < guard.min_body_rate * elapsed:
+            reason, error = "body_rate", BodyTooSlow(guard.min_body_rate)
+        else:
+            return
+        metrics.CONNECTIONS_CLOSED.labels(reason).inc()
+        if self.running is not None and self.running.response_started:
+            self.abort()  # answered already (say, refused early): nothing more to say
+        else:
+            self.refuse(error)
 
     def abort(self) -> None:
         """Drop the connection and what it buffered (close() would wait to send it first)."""
@@ -498,9 +586,10 @@ class GuardedProtocol(HttpToolsProtocol):
         """Answer `error` in the envelope and close the connection, outside any request."""
         self.transport.write(http_message(encode(error)))
         self._disconnect_requests()
-        self.transport.close()
+        self.close_now()
         self.stop_waiting()
         self.body_since = None
+        self.guard.arriving.pop(self, None)
 
     def _disconnect_requests(self) -> None:
         """Tell every request of this connection that its client is gone: their sends are
@@ -524,15 +613,44 @@ class GuardedProtocol(HttpToolsProtocol):
         self.guard.waiting.pop(self, None)
 
     def _make_room(self) -> None:
-        """Close the connection waiting longest for a head; this one if none is waiting.
+        """Close the connection waiting longest for a head, else the slowest of the bodies
+        arriving longest; this one if there is neither.
 
-        guard.waiting is kept in the order waiting began, so this takes no scan of every
-        connection (a burst of 2,000 against 900 open took one per new connection).
+        guard.waiting and guard.arriving are kept in the order each began, so this takes no
+        scan of every connection (a burst of 2,000 against 900 open took one per new one).
         """
-        victim = next((c for c in self.guard.waiting if c is not self), self)
+        victim = next((c for c in self.guard.waiting if c is not self), None)
+        if victim is None:
+            victim = self._slowest_arriving() or self
         metrics.CONNECTIONS_CLOSED.labels("connection_limit").inc()
         victim.stop_waiting()
-        victim.transport.close()
+        victim.guard.arriving.pop(victim, None)
+        victim.close_now()
+
+    def _slowest_arriving(self) -> GuardedProtocol | None:
+        """Of the EVICTION_CANDIDATES bodies arriving longest, the one with the fewest bytes a
+        second so far (None when no body is arriving)."""
+        now = time.monotonic()
+        oldest = itertools.islice(self.guard.arriving, EVICTION_CANDIDATES)
+        return min(oldest, key=lambda c: c.body_size / (now - c.body_since + 1e-3), default=None)
+
+    def close_now(self) -> None:
+        """Close after sending what was written, never lingering."""
+        cast(CoalescedWrites, self.transport).close_now()
+
+    def _linger(self) -> bool:
+        """When the connection closes with its request's body still coming: half-close, and
+        drop what arrives until LINGER_SECONDS or max_body_bytes (True: lingering instead)."""
+        if self.body_since is None:
+            return False
+        self.body_since = None
+        self.guard.arriving.pop(self, None)
+        self.stop_waiting()
+        self.lingering_until = time.monotonic() + LINGER_SECONDS
+        self.transport.write_eof()
+        self.flow.release()
+        self.flow.resume_reading()
+        return True
 
     def _cut_off(self) -> None:
         metrics.CONNECTIONS_CLOSED.labels("send_timeout").inc()
@@ -545,6 +663,30 @@ class GuardedProtocol(HttpToolsProtocol):
             self.send_timer = None
 
 
+class HeldFlow(FlowControl):
+    """uvicorn's flow control, with reading held paused while the connection keeps bytes it
+    has not parsed: uvicorn resumes reading after every answer and whenever an app waits for
+    its body, which would append a read to the held bytes each time."""
+
+    held = False
+
+    def hold(self) -> None:
+        """Stop reading until release()."""
+        self.held = True
+        self.pause_reading()
+
+    def release(self) -> None:
+        """Read again, if held."""
+        if self.held:
+            self.held = False
+            self.resume_reading()
+
+    def resume_reading(self) -> None:
+        """Resume, unless held."""
+        if not self.held:
+            super().resume_reading()
+
+
 class CoalescedWrites:
     """A connection's transport whose writes within one loop turn go out as one.
 
@@ -553,10 +695,17 @@ class CoalescedWrites:
     loop's time (py-spy, cached token queries). Gathering a turn's writes halves them.
     """
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        transport: asyncio.Transport,
+        loop: asyncio.AbstractEventLoop,
+        linger: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.transport = transport
         self.loop = loop
         self.pending: list[bytes] = []
+        self.linger = linger  # asked at close(): True when the protocol lingers instead
+        self.closing = False
 
     def write(self, data: bytes) -> None:
         """Send `data` with whatever else is written this turn."""
@@ -572,9 +721,21 @@ class CoalescedWrites:
         self.pending = []
 
     def close(self) -> None:
-        """Close after sending what was written."""
+        """Close after sending what was written (or linger, if the protocol says so)."""
         self.flush()
+        self.closing = True
+        if not self.linger():
+            self.transport.close()
+
+    def close_now(self) -> None:
+        """Close after sending what was written, never lingering."""
+        self.flush()
+        self.closing = True
         self.transport.close()
+
+    def is_closing(self) -> bool:
+        """Whether close() was called, lingering or not."""
+        return self.closing or self.transport.is_closing()
 
     def abort(self) -> None:
         """Close at once, dropping what was written."""

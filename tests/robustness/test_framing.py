@@ -37,23 +37,30 @@ async def app(scope, receive, send) -> None:  # type: ignore[no-untyped-def]
     await send({"type": "http.response.body", "body": b"ok"})
 
 
+SERVERS: list[uvicorn.Server] = []  # the module's server, to look at its connections
+
+
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
     guard = ConnectionGuard(
         max_header_bytes=LIMIT,
         header_timeout_seconds=10,
         body_timeout_seconds=10,
+        min_body_rate=1024,
         max_connections=64,
         send_timeout_seconds=10,
         max_stalled_connections=8,
+        max_pipelined=16,
+        max_body_bytes=1 << 20,
         in_flight=InFlight(64, 1),
-        templates=[],
+        routes=[],
     )
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         config = uvicorn.Config(app, http=protocol_for(guard), log_level="error", lifespan="off")
         server = uvicorn.Server(config)
+        SERVERS.append(server)
         thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
         thread.start()
         while not server.started:
@@ -167,3 +174,41 @@ def test_chunked_bodies_and_pipelined_requests_of_honest_size_still_pass(port: i
             chunk = sock.recv(65536)
             assert chunk, answer[-300:]
             answer += chunk
+
+
+@pytest.mark.parametrize("size", [16, 32, 48])
+def test_honest_small_chunks_are_read_whole(port: int, size: int) -> None:
+    """A body sent as many small chunks (framing a third of the body, far under the bound)
+    is answered, however the reads split it: no request was ever too large."""
+    body = b"x" * 300_000
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(body[i : i + size]), body[i : i + size])
+        for i in range(0, len(body), size)
+    )
+    head = b"POST /upload HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head + chunks + b"0\r\n\r\n")
+        answer = sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+
+
+def test_pipelined_requests_queue_at_most_the_bound_and_all_are_answered(port: int) -> None:
+    """20,000 requests in one write behind a slow one: while it is answered, the connection
+    holds at most max_pipelined requests and one piece's worth; then every one is answered."""
+    healthz = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    count = 20_000
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sender = threading.Thread(
+            target=sock.sendall, args=(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n" + healthz * count,)
+        )
+        sender.start()
+        time.sleep(1)  # /slow takes two seconds
+        queued = [len(c.pipeline) for c in SERVERS[0].server_state.connections]
+        answers = b""
+        while answers.count(b"HTTP/1.1 200") < count + 1:
+            chunk = sock.recv(1 << 20)
+            assert chunk, answers[-300:]
+            answers += chunk
+        sender.join()
+    assert max(queued) <= 16 + 2048 // len(healthz) + 1, queued
+    assert answers.count(b"HTTP/1.1 200") == count + 1

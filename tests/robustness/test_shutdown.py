@@ -23,6 +23,8 @@ TIMEOUT = 3
 ENV = {
     "EMBEDDING_SERVICE_DRAIN_SECONDS": str(DRAIN),
     "EMBEDDING_SERVICE_SHUTDOWN_TIMEOUT_SECONDS": str(TIMEOUT),
+    # Bodies held back on purpose past the drain: no minimum rate cuts them first.
+    "EMBEDDING_SERVICE_MIN_BODY_BYTES_PER_SECOND": "0",
 }
 QUERY = {"vector": [0.01 * i for i in range(384)], "k": 10}
 
