@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.server import LOGS, forget, free_port, server_log, wait_until_ready
-from loadtests import attacks
+from loadtests import attacks, keyless
 
 API_KEY = "attack-api-key"
 ADMIN_KEY = "attack-admin-key"
@@ -291,7 +291,8 @@ def main() -> int:
         memory = MemoryLimit(4 * args.memory_mib * 2**20)
     print(f"command: python -m loadtests.attack {' '.join(sys.argv[1:])}".rstrip())
     print(f"machine: {os.cpu_count()} cores; server: {memory.kind}, 1,024 file descriptors")
-    catalogue = [a for a in attacks.catalogue(args.seconds) if not args.only or a.name in args.only]
+    every = [*attacks.catalogue(args.seconds), *keyless.catalogue(args.seconds)]
+    catalogue = [a for a in every if not args.only or a.name in args.only]
     results = []
     with tempfile.TemporaryDirectory() as folder:
         tables = Path(folder)

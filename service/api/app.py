@@ -92,7 +92,7 @@ def create_app(settings: Settings | None = None, registry: Registry | None = Non
     app.state.services = Services(app.state.registry, app.state.limits, app.state.runtime)
     install_error_handlers(app)
     _include_routers(app, keys)
-    app.state.route_templates = route_templates(app)
+    app.state.routes = route_methods(app)
     document_security(app, keys, settings.metrics_require_key)
     document_bodies(app)
     _add_middleware(app, settings, keys)
@@ -108,16 +108,22 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_admin.router if keys.admin else routes_admin.off)
 
 
-def route_templates(app: FastAPI) -> list[str]:
-    """Every route's path template (admin ones too, mounted or not), for metrics labels.
+def route_methods(app: FastAPI) -> dict[str, frozenset[str]]:
+    """Every route's path template (admin ones too, mounted or not) and the methods it takes,
+    for metrics labels and for which requests may have a body read.
 
     The routers' own routes are read as well: FastAPI adds included routes to app.routes
     lazily, so at this point app.routes may hold only the documentation routes.
     """
-    templates = [getattr(route, "path", "") for route in app.routes]
+    routes = list(app.routes)
     for module in (routes_ops, routes_explorer, routes_tables, *QUERY_ROUTES, routes_admin):
-        templates += [getattr(route, "path", "") for route in module.router.routes]
-    return list(dict.fromkeys(t for t in templates if t))
+        routes += module.router.routes
+    methods: dict[str, frozenset[str]] = {}
+    for route in routes:
+        path, taken = getattr(route, "path", ""), getattr(route, "methods", None) or set()
+        if path:
+            methods[path] = methods.get(path, frozenset()) | taken
+    return methods
 
 
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
@@ -133,7 +139,7 @@ def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
         metrics_require_key=settings.metrics_require_key,
         rules=rules,
         in_flight=app.state.in_flight,
-        templates=app.state.route_templates,
+        routes=app.state.routes,
         services=app.state.services if settings.direct_queries else None,
     )
     if settings.cors_origins:

@@ -2,16 +2,22 @@
 
 In this order, each refusal answered in the one error envelope (service/errors.py `encode`):
 
-1. **Metrics**: latency and count by route template (never the raw path), refusals included;
-   probes and scrapes are not measured.
+1. **Metrics**: latency and count by route template and method (never the raw path, never a
+   method the route does not take: those are one "unmatched" route with method "other"),
+   refusals included; probes and scrapes are not measured.
 2. **Access**: the API or admin key a path needs (service/api/keys.py), compared in constant
    time; 401 with a challenge without it.
-3. **The body**, read whole before anything else sees it, within two bounds, each refused with
-   the connection closed: 413 past `max_body_bytes` (at once from Content-Length, else once it
-   streams past), and 429 when the bodies held at once (read or being answered) would pass
-   `max_body_bytes_in_flight`. The deadline for a body to arrive is the connection's
+3. **The body**, read whole before anything else sees it, and only on a route that takes one:
+   elsewhere the request is answered as if it had none, unread, and the connection closed.
+   Two bounds, each refused with the connection closed: 413 past `max_body_bytes` (at once
+   from Content-Length, else once it streams past), and 429 when the bytes of bodies held at
+   once (received, or being answered) would pass `max_body_bytes_in_flight`: bytes that
+   arrived, never a declared length, so idle sockets declaring large bodies reserve nothing.
+   The deadline and minimum rate for a body to arrive are the connection's
    (service/server/connections.py: 408 and close). A lying or absent Content-Length cannot get
    more past, and a client that sends its body slowly holds no in-flight slot (that comes after).
+   A refusal before the body is read (401, 413) closes the connection: a body still coming
+   is never read after its answer.
 4. **In flight**: at most `max_in_flight` table requests at once, counted once their body has
    arrived; past it, 429 (the connection protocol refuses them earlier still, unread).
 5. **The door**: a POST /v1/tables/{table}/{operation} goes straight to operations.door.answer,
@@ -32,7 +38,6 @@ from __future__ import annotations
 import hmac
 import re
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +59,19 @@ BOUNDED_PREFIX = "/v1/tables"
 TABLES_PREFIX = "/v1/tables/"
 # Probes and scrapes would drown the latency of real traffic; they are not measured.
 UNMEASURED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+# Methods whose requests may carry a body a route reads.
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+# The labels of a request no route takes: one series for every path and method of them.
+UNMATCHED = ("unmatched", "other")
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route's path template, the pattern matching its paths, and the methods it takes."""
+
+    template: str
+    pattern: re.Pattern[str]
+    methods: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -79,7 +97,7 @@ class Edge:
         metrics_require_key: bool,
         rules: BodyRules,
         in_flight: InFlight,
-        templates: Iterable[str],
+        routes: dict[str, frozenset[str]],
         services: Services | None,
     ) -> None:
         self.app = app
@@ -89,8 +107,8 @@ class Edge:
         self.in_flight = in_flight
         # None: `direct_queries` is off, every request goes on to the app.
         self.services = services
-        # For requests answered before routing (refused, or 404/405), which carry no route.
-        self.templates = compiled_templates(templates)
+        # For metrics labels and for which requests may have their body read.
+        self.routes = compiled_routes(routes)
         # (template, method, status class) -> the labelled histogram and counter: labels()
         # costs microseconds per call, on every request.
         self.children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
@@ -120,11 +138,16 @@ class Edge:
         path: str = scope["path"]
         admin = path.startswith(ADMIN_PREFIX)
         needed = self.required_keys(path, admin)
+        pending = has_body(scope)
         if needed:
             presented = bearer_token(scope)
             if presented is None or not matches(presented, needed):
-                status[0] = await refuse(Unauthorized(presented is not None, admin), send)
+                error = Unauthorized(presented is not None, admin)
+                status[0] = await refuse(error, send, close=pending)
                 return
+        if pending and not self.takes_body(scope):
+            await self._to_app(scope, b"", receive, closing(send), status)
+            return
         declared = _content_length(scope)
         if declared is not None and declared > self.rules.limit:
             status[0] = await refuse(BodyTooLarge(self.rules.limit), send, close=True)
@@ -132,7 +155,7 @@ class Edge:
         reserved = [0]  # grown while the body streams in, released once answered
         try:
             try:
-                body = await self._read(receive, declared or 0, reserved)
+                body = await self._read(receive, reserved)
             except ClientDisconnected:
                 return  # nobody is left to answer
             except EngineError as error:
@@ -195,9 +218,8 @@ class Edge:
             return ()
         return self.keys.api + self.keys.admin
 
-    async def _read(self, receive: Receive, declared: int, reserved: list[int]) -> bytes:
+    async def _read(self, receive: Receive, reserved: list[int]) -> bytes:
         """The whole body; BodyTooLarge or Overloaded past a bound."""
-        self._reserve(declared, reserved)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -225,21 +247,20 @@ class Edge:
         self.held += more
         reserved[0] = size
 
+    def takes_body(self, scope: Scope) -> bool:
+        """Whether a route takes this request's method with a body (a query always does)."""
+        if target_of(scope) is not None:
+            return True
+        return scope["method"] in BODY_METHODS and labels_of(scope, self.routes) != UNMATCHED
+
     def _observe(self, scope: Scope, status: int, seconds: float) -> None:
-        labels = (self.route_template(scope), scope["method"], f"{status // 100}xx")
+        labels = (*labels_of(scope, self.routes), f"{status // 100}xx")
         children = self.children.get(labels)
         if children is None:
             children = REQUEST_SECONDS.labels(*labels), REQUESTS.labels(*labels)
             self.children[labels] = children
         children[0].observe(seconds)
         children[1].inc()
-
-    def route_template(self, scope: Scope) -> str:
-        """The route's path template, e.g. /v1/tables/{table}/neighbors; never the raw path."""
-        route = scope.get("route")
-        if route is not None and hasattr(route, "path"):
-            return str(route.path)
-        return template_of(scope["path"], self.templates)
 
 
 async def refuse(error: EngineError, send: Send, close: bool = False) -> int:
@@ -250,6 +271,28 @@ async def refuse(error: EngineError, send: Send, close: bool = False) -> int:
     await send({"type": "http.response.start", "status": encoded.status, "headers": headers})
     await send({"type": "http.response.body", "body": encoded.body})
     return encoded.status
+
+
+def closing(send: Send) -> Send:
+    """A `send` whose answer closes the connection (a body sent with the request is unread)."""
+
+    async def send_closing(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", ()), (b"connection", b"close")]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return send_closing
+
+
+def has_body(scope: Scope) -> bool:
+    """Whether the request declares a body: a Content-Length above 0, or chunked."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            return value.strip() not in (b"0", b"")
+        if name == b"transfer-encoding":
+            return True
+    return False
 
 
 def matches(presented: bytes, keys: tuple[bytes, ...]) -> bool:
@@ -316,14 +359,20 @@ def replay(message: Message, receive: Receive) -> Receive:
     return replayed
 
 
-def compiled_templates(templates: Iterable[str]) -> list[tuple[re.Pattern[str], str]]:
-    """Route templates with the regular expressions that match their paths."""
-    return [(compile_path(path)[0], path) for path in templates]
+def compiled_routes(routes: dict[str, frozenset[str]]) -> list[Route]:
+    """Route templates and their methods, with the regular expressions matching their paths."""
+    return [Route(path, compile_path(path)[0], methods) for path, methods in routes.items()]
 
 
-def template_of(path: str, templates: list[tuple[re.Pattern[str], str]]) -> str:
-    """The first template matching `path`, or 'unmatched'."""
-    for pattern, template in templates:
-        if pattern.match(path):
-            return template
-    return "unmatched"
+def labels_of(scope: Scope, routes: list[Route]) -> tuple[str, str]:
+    """(route template, method) for metrics, e.g. ('/v1/tables/{table}/neighbors', 'POST'); a
+    path no route matches, or a method its route does not take, is UNMATCHED."""
+    path, method = scope["path"], scope["method"]
+    matched = scope.get("route")  # set by routing, or by the door for a query
+    if matched is not None and hasattr(matched, "path"):
+        taken = method in (getattr(matched, "methods", None) or ())
+        return (str(matched.path), method) if taken else UNMATCHED
+    for route in routes:
+        if route.pattern.match(path):
+            return (route.template, method) if method in route.methods else UNMATCHED
+    return UNMATCHED

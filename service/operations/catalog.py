@@ -30,9 +30,10 @@ def never(body: Any) -> bool:
 
 @dataclass(frozen=True)
 class Route:
-    """What the metrics need of a route: its path template."""
+    """What the metrics need of a route: its path template and the methods it takes."""
 
     path: str
+    methods: frozenset[str] = frozenset({"POST"})
 
 
 @dataclass(frozen=True)

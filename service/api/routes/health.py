@@ -33,6 +33,7 @@ async def readyz(registry: RegistryDep) -> Response | Readiness:
 
 
 @router.get("/metrics", response_class=Response)
-async def metrics() -> Response:
+def metrics() -> Response:
     """Prometheus metrics in the text exposition format."""
+    # A plain def: FastAPI renders it on a worker thread, off the event loop.
     return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

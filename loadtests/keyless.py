@@ -1,0 +1,189 @@
+"""Attacks that need no key: what any client that can reach the port can send.
+
+Each is sized as the audit of 2026-12-06 ran it against a server in a 1 GiB memory cgroup with
+1,024 file descriptors; the harness (loadtests/attack.py) judges the server by its health,
+memory and a probe client, and these attacks raise Refuted for what the probe cannot see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from loadtests.attacks import Attack, Refuted, Target, read_answer
+
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: attack\r\n\r\n"
+# llhttp's request methods: each one a request line the parser accepts.
+METHODS = (
+    "DELETE", "GET", "HEAD", "POST", "PUT", "CONNECT", "OPTIONS", "TRACE", "COPY", "LOCK",
+    "MKCOL", "MOVE", "PROPFIND", "PROPPATCH", "SEARCH", "UNLOCK", "BIND", "REBIND", "UNBIND",
+    "ACL", "REPORT", "MKACTIVITY", "CHECKOUT", "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE",
+    "UNSUBSCRIBE", "PATCH", "PURGE", "MKCALENDAR", "LINK", "UNLINK", "QUERY",
+)  # fmt: skip
+# The series /metrics may hold after every attack (the audit saw 20,487 after 1,054 requests).
+MOST_SERIES = 2_000
+
+
+def pipelined_requests(connections: int, count: int, reading: bool) -> Callable[[Target], str]:
+    """`connections` connections, each writing `count` pipelined GET /healthz in one write;
+    with `reading`, each also reads its answers as they come."""
+
+    def one(target: Target, seconds: float) -> None:
+        with target.connect() as sock:
+            sock.settimeout(seconds)
+            reader = None
+            if reading:
+                reader = threading.Thread(target=_drain, args=(sock, seconds), daemon=True)
+                reader.start()
+            with contextlib.suppress(OSError):
+                sock.sendall(HEALTHZ * count)
+            if reader is not None:
+                reader.join(seconds)
+
+    def run(target: Target, seconds: float) -> str:
+        with ThreadPoolExecutor(connections) as pool:
+            list(pool.map(lambda _: one(target, seconds), range(connections)))
+        size = connections * count * len(HEALTHZ)
+        return f"{connections} x {count:,} pipelined /healthz ({size / 2**20:.0f} MiB)"
+
+    return run
+
+
+def _drain(sock: socket.socket, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    with contextlib.suppress(OSError):
+        while time.monotonic() < deadline and sock.recv(1 << 16):
+            pass
+
+
+def declared_bodies(count: int) -> Callable[[Target], str]:
+    """`count` connections declaring a 4 MiB body to an open route and never sending it."""
+    head = b"POST /healthz HTTP/1.1\r\nHost: attack\r\nContent-Length: 4194304\r\n\r\n"
+    return _held(count, head)
+
+
+def bodiless_heads(count: int) -> Callable[[Target], str]:
+    """`count` connections with a complete query head (Content-Length: 100) and no body."""
+    head = (
+        b"POST /v1/tables/minilm/neighbors HTTP/1.1\r\nHost: attack\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    return _held(count, head)
+
+
+def _held(count: int, head: bytes) -> Callable[[Target], str]:
+    def run(target: Target, seconds: float) -> str:
+        opened, refused = [], 0
+        deadline = time.monotonic() + seconds
+        with contextlib.ExitStack() as stack:
+            for _ in range(count):
+                try:
+                    sock = stack.enter_context(target.connect())
+                    sock.sendall(head)
+                    opened.append(sock)
+                except OSError:
+                    refused += 1
+            time.sleep(max(0.0, deadline - time.monotonic()))
+            closed = sum(1 for sock in opened if _closed_by_server(sock))
+        return f"{len(opened)} opened, {refused} refused, {closed} closed by the server"
+
+    return run
+
+
+def _closed_by_server(sock: socket.socket) -> bool:
+    sock.setblocking(False)
+    try:
+        while sock.recv(1 << 20):
+            pass
+        return True
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def bodies_after_refusal(connections: int, chunked: bool) -> Callable[[Target], str]:
+    """`connections` POSTs to a query route without a key, their bodies streamed as fast as
+    the server reads them: chunked in 16-byte chunks, or under a 1 TB Content-Length. Refuted
+    if the server read more than 64 MiB of a body it had refused."""
+    most = 64 * 2**20
+    framing = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: 1000000000000"
+    head = (
+        b"POST /v1/tables/minilm/neighbors HTTP/1.1\r\nHost: attack\r\n"
+        b"Content-Type: application/json\r\n" + framing + b"\r\n\r\n"
+    )
+    piece = (b"10\r\n" + b"a" * 16 + b"\r\n") * 4096 if chunked else b"a" * 65536
+
+    def one(target: Target, seconds: float) -> int:
+        sent = 0
+        deadline = time.monotonic() + seconds
+        with target.connect() as sock:
+            sock.settimeout(5)
+            with contextlib.suppress(OSError):
+                sock.sendall(head)
+                while sent < most and time.monotonic() < deadline:
+                    sock.sendall(piece)
+                    sent += len(piece)
+        return sent
+
+    def run(target: Target, seconds: float) -> str:
+        with ThreadPoolExecutor(connections) as pool:
+            sent = list(pool.map(lambda _: one(target, seconds), range(connections)))
+        if max(sent) >= most:
+            raise Refuted(f"the server read {most // 2**20} MiB of a refused body")
+        return f"{connections} connections, at most {max(sent) / 2**20:.1f} MiB sent on one"
+
+    return run
+
+
+def method_labels(rounds: int) -> Callable[[Target], str]:
+    """Every method llhttp parses on every route and a few unknown paths, `rounds` times over;
+    Refuted if /metrics then holds more than MOST_SERIES series."""
+    paths = ["/healthz", "/readyz", "/metrics", "/v1/tables", "/v1/tables/minilm",
+             "/v1/tables/minilm/neighbors", "/v1/limits", "/explorer", "/", "/nothing-here",
+             "/v1/admin/tables", "/docs", "/openapi.json", "/v1/tables/minilm/lookup",
+             "/v1/tables/minilm/analogy", "/v1/tables/minilm/similarity"]  # fmt: skip
+
+    def run(target: Target, seconds: float) -> str:
+        sent = 0
+        for _ in range(rounds):
+            for method in METHODS:
+                for path in paths:
+                    request = f"{method} {path} HTTP/1.1\r\nHost: attack\r\n\r\n".encode()
+                    with contextlib.suppress(OSError), target.connect() as sock:
+                        sock.sendall(request)
+                        sock.settimeout(5)
+                        read_answer(sock)
+                    sent += 1
+        started = time.perf_counter()
+        with target.connect() as sock:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: attack\r\n\r\n")
+            status, text = read_answer(sock)
+        scrape = time.perf_counter() - started
+        series = sum(1 for line in text.splitlines() if line and not line.startswith(b"#"))
+        if status != 200 or series > MOST_SERIES:
+            raise Refuted(f"/metrics {status}: {series:,} series after {sent:,} requests")
+        return f"{sent:,} requests, then {series:,} series; a scrape {scrape * 1000:.0f} ms"
+
+    return run
+
+
+def catalogue(seconds: float) -> list[Attack]:
+    """The keyless attacks, each lasting about `seconds`."""
+
+    def timed(run: Callable[[Target, float], str]) -> Callable[[Target], str]:
+        return lambda target: run(target, seconds)
+
+    return [
+        Attack("pipelined-healthz-48x20000", timed(pipelined_requests(48, 20_000, False))),
+        Attack("pipelined-read-32x20000", timed(pipelined_requests(32, 20_000, True))),
+        Attack("declared-bodies-x9", timed(declared_bodies(9))),
+        Attack("bodiless-heads-x950", timed(bodiless_heads(950))),
+        Attack("chunks-after-401-x8", timed(bodies_after_refusal(8, chunked=True))),
+        Attack("terabyte-after-401-x1", timed(bodies_after_refusal(1, chunked=False))),
+        Attack("method-labels-x34", timed(method_labels(2))),
+    ]
