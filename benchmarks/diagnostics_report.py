@@ -9,7 +9,7 @@ In-process, BLAS held to one thread as the service runs it (compute_threads=1):
    indicators rank the same candidates (every non-zero row but the reference rows), and the
    2% most suspect are scored against the held-out rows: precision and recall. Scoring the
    reference rows themselves would be circular, so they are never ranked.
-2. The Lee projector table (benchmarks/explorer_tables.py; a real `count` column): the report
+2. The Lee projector table (harness/lee_table.py; a real `count` column): the report
    /diagnostics gives, with the Spearman figures.
 3. Time of the default diagnostics (first component, default pattern, ranking) for MiniLM and
    for an in-memory 1,000,000 x 300 table, with the peak memory numpy allocates meanwhile.
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks.explorer_tables import write_lee_table
+from harness.lee_table import write_lee_table
 from service.config import Settings, default_table
 from service.engine.analysis.diagnostics import TableDiagnostics
 from service.engine.analysis.indicators import rank, reference_cosines

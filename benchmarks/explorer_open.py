@@ -2,7 +2,7 @@
 
     flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.explorer_open [--runs 7]
 
-Headless Chromium (benchmarks/browser.py) against a real server on 127.0.0.1 serving MiniLM.
+Headless Chromium (harness/browser.py) against a real server on 127.0.0.1 serving MiniLM.
 Each run is a new browser context (no cached files) opening
 /explorer?table=minilm&points=N; the time is the page's own `explorer:plotted` mark
 (performance.mark after the frame that drew the points), measured from navigation start.
@@ -20,8 +20,8 @@ import sys
 
 from playwright.sync_api import Browser
 
-from benchmarks.browser import CHROMIUM, chromium
-from benchmarks.server import running_server
+from harness.browser import CHROMIUM, chromium
+from harness.server import running_server
 
 POINTS = (1_000, 10_000, 20_000)
 

@@ -1,6 +1,6 @@
 """Fast-scan over HTTP on a prepared table: recall@10 against req/s, 1 and 2 workers, cache off.
 
-    python -m benchmarks.synthetic_table /var/tmp/fs3m/table.bin --rows 3000000 --width 300
+    python -m harness.synthetic_table /var/tmp/fs3m/table.bin --rows 3000000 --width 300
     embedding-service prepare /var/tmp/fs3m/table.bin /var/tmp/fs3m/prepared \\
         --index fastscan --nlist 2048 --pq-m 300
     python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared --settings 16:4 32:8 64:8
@@ -39,11 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ab_http import cpu_seconds, settings_of
 from benchmarks.big_tables_http import (
     CONNECTIONS,
-    child_pids,
-    memory_of,
     serve,
     status_of,
     stop,
@@ -51,7 +48,9 @@ from benchmarks.big_tables_http import (
     wait_for_index,
 )
 from benchmarks.peers import post
-from benchmarks.wrk import run_wrk
+from harness.processes import child_pids, cpu_seconds, memory_of
+from harness.variants import settings_of
+from harness.wrk import run_wrk
 
 RECALL_TOKENS = 200
 WARM_SECONDS = 3

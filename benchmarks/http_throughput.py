@@ -22,10 +22,10 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks import workloads
 from benchmarks.engine_throughput import blas_description
-from benchmarks.server import running_server
-from benchmarks.wrk import WrkResult, run_wrk
+from harness import workloads
+from harness.server import running_server
+from harness.wrk import WrkResult, run_wrk
 
 NEIGHBORS = "/v1/tables/minilm/neighbors"
 ANALOGY = "/v1/tables/minilm/analogy"

@@ -4,7 +4,7 @@
     python -m benchmarks.index_sweep --table /var/tmp/bigtables/prepared --hnsw-ef 64 256
 
 The table is GloVe 6B 50-d (`--table glove`, from the bench extra: benchmarks/glove_table.py)
-or any table the service reads (a prepared folder of benchmarks/synthetic_table.py's 3M x 300).
+or any table the service reads (a prepared folder of harness/synthetic_table.py's 3M x 300).
 Every index is built by the service's own code (Indexing.build: a seeded training sample, rows
 added in chunks, the recall truth of 200 held-out rows), with every core as `embedding-service
 index build` does; then each search setting is measured with one compute thread, one query per

@@ -33,11 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.ab_http import cpu_seconds
-from benchmarks.big_tables_http import child_pids
-from benchmarks.server import free_port, start_server
-from benchmarks.workloads import default_vocabulary
-from benchmarks.wrk import WrkResult, run_wrk
+from harness.processes import child_pids, cpu_seconds
+from harness.server import free_port, start_server
+from harness.workloads import default_vocabulary
+from harness.wrk import WrkResult, run_wrk
 
 CHROMA = "chromadb==1.5.9"
 COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"

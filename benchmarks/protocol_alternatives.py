@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.protocol_attacks import SHAPES, AttackResult, cpu_of, resident, run_attack
-from benchmarks.server import free_port
-from benchmarks.wrk import run_wrk
+from harness.server import free_port
+from harness.wrk import run_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
 # zttp: the parser of uvicorn's fourth protocol (`--http zttp`), not in the project's locks.

@@ -30,7 +30,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.server import start_server
+from harness.server import start_server
 
 # Installed in the child before `service` is imported: on SIGUSR2 toggle recording; when
 # recording stops, write {thread name: [files]} as JSON to the path in REQUEST_FILES_OUT.

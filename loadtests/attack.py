@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.server import LOGS, forget, free_port, server_log, wait_until_ready
+from harness.server import LOGS, forget, free_port, server_log, wait_until_ready
 from loadtests import attacks
 
 API_KEY = "attack-api-key"

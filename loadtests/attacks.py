@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.big_tables_http import child_pids
-from benchmarks.server import forget, start_server
-from benchmarks.workloads import default_vocabulary, random_vectors, vector_bodies
-from benchmarks.worst_case import invalid_bodies
-from benchmarks.wrk import run_wrk
+from harness.processes import child_pids
+from harness.refusals import invalid_bodies
+from harness.server import forget, start_server
+from harness.workloads import default_vocabulary, random_vectors, vector_bodies
+from harness.wrk import run_wrk
 from service.config import Settings
 
 # Whole-word tokens of the default table, for well-formed queries.

@@ -21,8 +21,8 @@ import sys
 import numpy as np
 import psutil
 
-from benchmarks.ab_http import Variant
-from benchmarks.server import start_server
+from harness.server import start_server
+from harness.variants import Variant
 from loadtests.soak import Soak
 
 

@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from benchmarks.server import running_server
-from benchmarks.workloads import random_vectors, vector_bodies
-from benchmarks.wrk import WrkResult, run_wrk
+from harness.server import running_server
+from harness.workloads import random_vectors, vector_bodies
+from harness.wrk import WrkResult, run_wrk
 
 CAPACITY_CONNECTIONS = 64
 # The verdict, for every run with at least FLOOD times the connections at which the server

@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 import numpy as np
 import psutil
 
-from benchmarks.server import running_server
-from benchmarks.workloads import (
+from harness.server import running_server
+from harness.workloads import (
     default_vocabulary,
     google_analogies,
     random_vectors,

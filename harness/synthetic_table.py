@@ -1,6 +1,7 @@
-"""Write a synthetic clustered word-vector table in word2vec binary format, for load benchmarks.
+"""Write a synthetic clustered word-vector table in word2vec binary format, for big-table tests
+and benchmarks.
 
-    python -m benchmarks.synthetic_table OUT.bin --rows 3000000 --width 300 --seed 0
+    python -m harness.synthetic_table OUT.bin --rows 3000000 --width 300 --seed 0
 
 What the file is, exactly (the same arguments give the same bytes):
 

@@ -1,6 +1,6 @@
 """Screenshots of Watch training and Drift for the README, from a real server and Chromium.
 
-    .venv/bin/python -m benchmarks.training_screenshots [--run DIR] [--out docs]
+    .venv/bin/python -m harness.training_screenshots [--run DIR] [--out docs]
 
 Serves a train-demo run (trained here with the defaults unless --run names one) and writes
 training-demo.png (checkpoint 2, the end of the first epoch: the rare rows, amber, still near
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from playwright.sync_api import Browser
 
-from benchmarks.browser import chromium
-from benchmarks.server import running_server
+from harness.browser import chromium
+from harness.server import running_server
 from service.cli.train_demo import DemoOptions, train_demo
 
 VIEWPORT = {"width": 1400, "height": 860}

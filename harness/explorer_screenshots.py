@@ -1,9 +1,9 @@
 """Screenshots of the explorer for the docs, taken in headless Chromium from a real server.
 
-    .venv/bin/python -m benchmarks.explorer_screenshots [--out docs]
+    .venv/bin/python -m harness.explorer_screenshots [--out docs]
 
 Writes explorer-minilm.png (the default table, `king` chosen), explorer-lee.png (the Lee
-projector table of benchmarks/explorer_tables.py, whose labels come from its count column, with
+projector table of harness/lee_table.py, whose labels come from its count column, with
 the norm-by-count chart of /diagnostics; suspect rows amber in both) and explorer-umap.png
 (UMAP of the Lee table on /neighbors' exact graph, seed 0, coloured and sized by count, `fire`
 chosen). tests/explorer/test_screenshots.py regenerates them and compares them with docs/.
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from playwright.sync_api import Browser
 
-from benchmarks.browser import chromium
-from benchmarks.explorer_tables import write_lee_table
-from benchmarks.server import running_server
+from harness.browser import chromium
+from harness.lee_table import write_lee_table
+from harness.server import running_server
 from service.config import default_table
 
 VIEWPORT = {"width": 1400, "height": 860}

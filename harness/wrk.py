@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-LUA = Path(__file__).resolve().parent.parent / "loadtests" / "post.lua"
+LUA = Path(__file__).resolve().parent / "post.lua"
 THREADS = 2
 
 

@@ -1,4 +1,4 @@
-"""Realistic request bodies for the hot path, shared by Locust and the wrk benchmarks.
+"""Realistic request bodies for the hot path, shared by Locust, the wrk benchmarks and tests.
 
 - Tokens are drawn Zipf-like over the vocabulary's whole-word entries, as real traffic asks
   for common words far more often than rare ones.
