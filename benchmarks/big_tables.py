@@ -34,6 +34,7 @@ from typing import Any
 
 from benchmarks.big_tables_http import http_phase
 from benchmarks.big_tables_sweep import plot, sweep_phase
+from harness.machine import machine
 from harness.synthetic_table import write_table
 
 RESULTS: dict[str, Any] = {}
@@ -169,9 +170,7 @@ def main() -> None:
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     say(f"command: python -m benchmarks.big_tables {shlex.join(sys.argv[1:])}")
-    say(
-        f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
-    )
+    say(f"machine: {machine()}, Python {platform.python_version()}")
     source = args.dir / f"synthetic-{args.rows}-{args.width}.bin"
     prepared, saved = args.dir / "prepared", args.dir / "gensim.kv"
     if not source.exists():

@@ -26,6 +26,7 @@ import sys
 from playwright.sync_api import Browser
 
 from harness.browser import CHROMIUM, chromium
+from harness.machine import machine
 from harness.server import running_server
 
 # Keystrokes' latencies (Event Timing) and the layout marks, collected by the page itself.
@@ -88,7 +89,7 @@ def main() -> None:
     version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
     command = [os.path.basename(sys.executable), "-m", __spec__.name, *sys.argv[1:]]
     print(f"command: {' '.join(command)}")
-    print(f"machine: {os.cpu_count()} cores; browser: {version.strip()}")
+    print(f"machine: {machine()}; browser: {version.strip()}")
     with running_server() as base, chromium() as browser:
         runs = [run_once(browser, base, args.points) for _ in range(args.runs)]
     print(f"\nUMAP of {args.points:,} MiniLM rows, {args.runs} runs (seconds from choosing UMAP):")

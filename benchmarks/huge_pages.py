@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from numpy._core import multiarray
 
+from harness.machine import machine
 from service.engine.loaders import load_table
 from service.engine.search.cosine import CosineSearch, NeighborQuery
 from service.engine.tables.table import EmbeddingTable
@@ -96,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: python -m benchmarks.huge_pages {args.table} --rounds {args.rounds}")
     print(
-        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; THP enabled"
+        f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}; THP enabled"
         f" {thp_setting('enabled')}, defrag {thp_setting('defrag')}"
     )
     table = load_table(args.table)

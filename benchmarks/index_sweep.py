@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.big_tables_sweep import rate
+from harness.machine import machine
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.recall import Truth, measure_recall, queries_of
 from service.engine.search import cosine, dots
@@ -378,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     """Build and measure every index asked for; print the tables."""
     args = parse(argv)
     say(f"command: python -m benchmarks.index_sweep {shlex.join(sys.argv[1:])}")
-    say(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    say(f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}")
     table = read(args.table)
     say(f"table: {args.table} ({table.rows:,} x {table.width}, "
         f"{table.rows * table.width * 4 / 2**20:,.0f} MiB of float32 rows)")  # fmt: skip

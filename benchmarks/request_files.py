@@ -1,4 +1,4 @@
-"""Which project files one request passes through, on a real server: issue 20's count.
+"""Which project files one request passes through, on a real server (docs/architecture.md).
 
     .venv/bin/python -m benchmarks.request_files [--tokens queen prince castle duke empire]
         [--warm 20] [--env NAME=VALUE ...] [--functions]

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.machine import machine
 from harness.refusals import invalid_bodies, listed_questions
 from service.api.app import create_app
 from service.config import Settings
@@ -260,7 +261,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: python -m benchmarks.worst_case {' '.join(sys.argv[1:])}".rstrip())
     load = os.getloadavg()[0]
-    print(f"machine: {os.cpu_count()} cores, load average {load:.1f}; default settings")
+    print(f"machine: {machine()}, load average {load:.1f}; default settings")
     only = args.only
 
     asyncio.run(run(args.runs, lambda name: only is None or only in name, args.invalid_only))

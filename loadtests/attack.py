@@ -1,4 +1,4 @@
-"""Issue 10's catalogue of attacks against a real server that is memory-limited like its pod.
+"""The catalogue of attacks against a real server that is memory-limited like its pod.
 
     sudo .venv/bin/python -m loadtests.attack [--memory-mib 1024] [--seconds 12]
 
@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.machine import machine
 from harness.server import LOGS, forget, free_port, server_log, wait_until_ready
 from loadtests import attacks
 
@@ -290,7 +291,7 @@ def main() -> int:
     if memory.path is None:  # RLIMIT_AS counts reserved address space: give it room
         memory = MemoryLimit(4 * args.memory_mib * 2**20)
     print(f"command: python -m loadtests.attack {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {os.cpu_count()} cores; server: {memory.kind}, 1,024 file descriptors")
+    print(f"machine: {machine()}; server: {memory.kind}, 1,024 file descriptors")
     catalogue = [a for a in attacks.catalogue(args.seconds) if not args.only or a.name in args.only]
     results = []
     with tempfile.TemporaryDirectory() as folder:
