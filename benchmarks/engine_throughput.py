@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +44,7 @@ import faiss
 import numpy as np
 
 from benchmarks.legacy_kernel import TransposedUnitKernel
+from harness.machine import machine
 from service.config import default_table
 from service.engine.loaders import load_huggingface
 from service.engine.search import dots
@@ -208,7 +208,7 @@ def main() -> int:
     by_kernel = searches(table)
     rows = np.random.default_rng(0).integers(0, table.rows, size=20_000)
     print(f"command: python -m benchmarks.engine_throughput {' '.join(sys.argv[1:])}")
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}, faiss {faiss.__version__}; "
+    print(f"machine: {machine()}, faiss {faiss.__version__}; "
           f"{blas_description()}; load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(f"table: {table.rows} x {table.width}, {table.vectors.nbytes / 2**20:.1f} MiB of rows")
     for kernel, search in by_kernel.items():

@@ -2,7 +2,7 @@
 
     flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.explorer_open [--runs 7]
 
-Headless Chromium (benchmarks/browser.py) against a real server on 127.0.0.1 serving MiniLM.
+Headless Chromium (harness/browser.py) against a real server on 127.0.0.1 serving MiniLM.
 Each run is a new browser context (no cached files) opening
 /explorer?table=minilm&points=N; the time is the page's own `explorer:plotted` mark
 (performance.mark after the frame that drew the points), measured from navigation start.
@@ -20,8 +20,9 @@ import sys
 
 from playwright.sync_api import Browser
 
-from benchmarks.browser import CHROMIUM, chromium
-from benchmarks.server import running_server
+from harness.browser import CHROMIUM, chromium
+from harness.machine import machine
+from harness.server import running_server
 
 POINTS = (1_000, 10_000, 20_000)
 
@@ -56,7 +57,7 @@ def main() -> None:
     runs = parser.parse_args().runs
     version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
     print(f"command: {' '.join([os.path.basename(sys.executable), '-m', __spec__.name])}")
-    print(f"machine: {os.cpu_count()} cores; browser: {version.strip()}")
+    print(f"machine: {machine()}; browser: {version.strip()}")
     with running_server() as base, chromium() as browser:
         cold = open_once(browser, base, 10_000)[-1]
         print(f"fresh server, 10,000 points (PCA fit included): {cold:.0f} ms")

@@ -3,7 +3,7 @@
     flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.explorer_umap \
         [--points 5000] [--runs 3]
 
-Headless Chromium (benchmarks/browser.py) against a real server on 127.0.0.1 serving MiniLM.
+Headless Chromium (harness/browser.py) against a real server on 127.0.0.1 serving MiniLM.
 Each run is a new browser context opening /explorer?table=minilm&points=N (PCA), then choosing
 UMAP in the Projection panel as a person would. "Ready" is from that choice to the page's own
 `explorer:layout-done` mark (the last epoch's picture drawn), split at `explorer:layout-graph`
@@ -25,8 +25,9 @@ import sys
 
 from playwright.sync_api import Browser
 
-from benchmarks.browser import CHROMIUM, chromium
-from benchmarks.server import running_server
+from harness.browser import CHROMIUM, chromium
+from harness.machine import machine
+from harness.server import running_server
 
 # Keystrokes' latencies (Event Timing) and the layout marks, collected by the page itself.
 WATCH_INPUT = """() => {
@@ -88,7 +89,7 @@ def main() -> None:
     version = subprocess.run([CHROMIUM, "--version"], capture_output=True, text=True).stdout
     command = [os.path.basename(sys.executable), "-m", __spec__.name, *sys.argv[1:]]
     print(f"command: {' '.join(command)}")
-    print(f"machine: {os.cpu_count()} cores; browser: {version.strip()}")
+    print(f"machine: {machine()}; browser: {version.strip()}")
     with running_server() as base, chromium() as browser:
         runs = [run_once(browser, base, args.points) for _ in range(args.runs)]
     print(f"\nUMAP of {args.points:,} MiniLM rows, {args.runs} runs (seconds from choosing UMAP):")

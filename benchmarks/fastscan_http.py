@@ -1,6 +1,6 @@
 """Fast-scan over HTTP on a prepared table: recall@10 against req/s, 1 and 2 workers, cache off.
 
-    python -m benchmarks.synthetic_table /var/tmp/fs3m/table.bin --rows 3000000 --width 300
+    python -m harness.synthetic_table /var/tmp/fs3m/table.bin --rows 3000000 --width 300
     embedding-service prepare /var/tmp/fs3m/table.bin /var/tmp/fs3m/prepared \\
         --index fastscan --nlist 2048 --pq-m 300
     python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared --settings 16:4 32:8 64:8
@@ -12,7 +12,7 @@
     python -m benchmarks.fastscan_http /var/tmp/fs3m/prepared-rows@/work/wt-head \\
         /var/tmp/fs3m/prepared-rows --workers 2
 
-Issue 21's last goal: recall@10 >= 0.95 at >= 1,000 req/s over HTTP with 2 workers on the
+The goal it measures: recall@10 >= 0.95 at >= 1,000 req/s over HTTP with 2 workers on the
 prepared 3M x 300 table, the answer cache off. Servers are real `python -m service serve`
 processes on the folder's saved index (benchmarks/big_tables_http.py starts them). For each
 `nprobe:k_factor[:probe_margin]` setting (without a margin, the table's): recall@10 measured
@@ -39,11 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.ab_http import cpu_seconds, settings_of
 from benchmarks.big_tables_http import (
     CONNECTIONS,
-    child_pids,
-    memory_of,
     serve,
     status_of,
     stop,
@@ -51,7 +48,10 @@ from benchmarks.big_tables_http import (
     wait_for_index,
 )
 from benchmarks.peers import post
-from benchmarks.wrk import run_wrk
+from harness.machine import machine
+from harness.processes import child_pids, cpu_seconds, memory_of
+from harness.variants import settings_of
+from harness.wrk import run_wrk
 
 RECALL_TOKENS = 200
 WARM_SECONDS = 3
@@ -167,7 +167,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     print("command: python -m benchmarks.fastscan_http " + shlex.join(sys.argv[1:]), flush=True)
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     folders: list[Variant] = args.prepared
     recall: dict[str, dict[str, float]] = {folder.name: {} for folder in folders}
     runs: dict[str, dict[str, Any]] = {folder.name: {} for folder in folders}

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import random
 import sys
 import urllib.request
@@ -22,10 +20,11 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from benchmarks import workloads
 from benchmarks.engine_throughput import blas_description
-from benchmarks.server import running_server
-from benchmarks.wrk import WrkResult, run_wrk
+from harness import workloads
+from harness.machine import machine
+from harness.server import running_server
+from harness.wrk import WrkResult, run_wrk
 
 NEIGHBORS = "/v1/tables/minilm/neighbors"
 ANALOGY = "/v1/tables/minilm/analogy"
@@ -161,7 +160,7 @@ def main() -> None:
     parser.add_argument("--plot", type=Path, default=Path("benchmarks/throughput.png"))
     args = parser.parse_args()
     print(f"command: python -m benchmarks.http_throughput {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}; {blas_description()}")
+    print(f"machine: {machine()}; {blas_description()}")
     work = bodies()
     results = {}
     for label, env in (("on", {}), ("off", OFF)):

@@ -3,7 +3,7 @@
     .venv/bin/python -m benchmarks.huge_pages /var/tmp/bigtables/syn-3m.bin --rounds 3
 
 numpy madvises its large allocations MADV_HUGEPAGE; on this virtual machine first touching
-huge pages costs several times what 4 KiB pages do (`benchmarks.fresh_memory`), which is why
+huge pages costs several times what 4 KiB pages do, which is why
 tables above tables/layout.HUGE_PAGES_UP_TO are written into a populated private map of 4 KiB
 pages (tables/layout.blank_columns). Rows on 2 MiB pages are in turn searched faster (fewer TLB
 misses). This loads the table once, then each round copies its rows into fresh memory both
@@ -28,12 +28,18 @@ from pathlib import Path
 import numpy as np
 from numpy._core import multiarray
 
-from benchmarks.fresh_memory import thp_setting
+from harness.machine import machine
 from service.engine.loaders import load_table
 from service.engine.search.cosine import CosineSearch, NeighborQuery
 from service.engine.tables.table import EmbeddingTable
 
 WAYS = {"huge pages (numpy's madvise)": True, "4 KiB pages (a populated map)": False}
+
+
+def thp_setting(name: str) -> str:
+    """The kernel's transparent-huge-page setting `name` (enabled, defrag)."""
+    path = Path("/sys/kernel/mm/transparent_hugepage") / name
+    return path.read_text().strip() if path.exists() else "unknown"
 
 
 def anon_huge_gb() -> float:
@@ -91,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: python -m benchmarks.huge_pages {args.table} --rounds {args.rounds}")
     print(
-        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; THP enabled"
+        f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}; THP enabled"
         f" {thp_setting('enabled')}, defrag {thp_setting('defrag')}"
     )
     table = load_table(args.table)

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from harness.machine import machine
 from service.config import default_table
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.recall import measure_recall
@@ -37,7 +38,7 @@ def main() -> None:
     path = args.path or default_table().path
     table = load_table(path)
     print("command: python -m benchmarks.index_recall " + shlex.join(sys.argv[1:]))
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}")
     print(f"table: {path} ({table.rows:,} x {table.width})")
     for kind in args.kinds:
         parameters = IndexParameters(kind=kind).resolved(table.rows, table.width, str(path))

@@ -4,7 +4,7 @@
     python -m benchmarks.index_sweep --table /var/tmp/bigtables/prepared --hnsw-ef 64 256
 
 The table is GloVe 6B 50-d (`--table glove`, from the bench extra: benchmarks/glove_table.py)
-or any table the service reads (a prepared folder of benchmarks/synthetic_table.py's 3M x 300).
+or any table the service reads (a prepared folder of harness/synthetic_table.py's 3M x 300).
 Every index is built by the service's own code (Indexing.build: a seeded training sample, rows
 added in chunks, the recall truth of 200 held-out rows), with every core as `embedding-service
 index build` does; then each search setting is measured with one compute thread, one query per
@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.big_tables_sweep import rate
+from harness.machine import machine
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.recall import Truth, measure_recall, queries_of
 from service.engine.search import cosine, dots
@@ -378,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     """Build and measure every index asked for; print the tables."""
     args = parse(argv)
     say(f"command: python -m benchmarks.index_sweep {shlex.join(sys.argv[1:])}")
-    say(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    say(f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}")
     table = read(args.table)
     say(f"table: {args.table} ({table.rows:,} x {table.width}, "
         f"{table.rows * table.width * 4 / 2**20:,.0f} MiB of float32 rows)")  # fmt: skip

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from gensim.models import KeyedVectors
 
+from harness.machine import cpu_model
 from service.engine.loaders import load_table
 
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print("command:", shlex.join([sys.executable, "-m", "benchmarks.load_speed", *sys.argv[1:]]))
     cores = len(os.sched_getaffinity(0))
-    print(f"machine: {platform.machine()}, {cores} cores, Python {platform.python_version()}")
+    print(f"machine: {cpu_model()}, {cores} cores, Python {platform.python_version()}")
     size = args.path.stat().st_size
     print(f"file: {args.path} ({size / 1e9:.2f} GB)")
     print(f"first touch of {size / 1e9:.2f} GB of fresh memory: {fresh_memory_seconds(size):.2f} s")

@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -33,11 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.ab_http import cpu_seconds
-from benchmarks.big_tables_http import child_pids
-from benchmarks.server import free_port, start_server
-from benchmarks.workloads import default_vocabulary
-from benchmarks.wrk import WrkResult, run_wrk
+from harness.machine import machine
+from harness.processes import child_pids, cpu_seconds
+from harness.server import free_port, start_server
+from harness.workloads import default_vocabulary
+from harness.wrk import WrkResult, run_wrk
 
 CHROMA = "chromadb==1.5.9"
 COLLECTIONS = "/api/v2/tenants/default_tenant/databases/default_database/collections"
@@ -155,7 +154,7 @@ def main() -> None:
     parser.add_argument("--chroma-venv", type=Path, default=Path("/tmp/chroma-venv"))
     args = parser.parse_args()
     print(f"command: python -m benchmarks.peers {' '.join(sys.argv[1:])}")
-    print(f"machine: {os.cpu_count()} cores, {platform.machine()}; wrk -t1 -c{CONNECTIONS}, "
+    print(f"machine: {machine()}; wrk -t1 -c{CONNECTIONS}, "
           f"{args.seconds} s a run, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     table = default_vocabulary()
     rows = np.asarray(table.vectors, dtype=np.float32, order="C")

@@ -11,7 +11,6 @@ machine.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 import tracemalloc
@@ -20,6 +19,7 @@ from collections.abc import Callable
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from harness.machine import machine
 from service.config import Settings, default_table
 from service.engine.analysis.projection import Projector
 from service.engine.loaders import load_huggingface
@@ -76,7 +76,7 @@ def main() -> None:
     kernels = ", ".join(
         f"{pool['internal_api']} {pool.get('architecture')}" for pool in threadpool_info()
     )
-    print(f"machine: {os.cpu_count()} cores; BLAS ({kernels}) limited to 1 thread")
+    print(f"machine: {machine()}; BLAS ({kernels}) limited to 1 thread")
     settings = Settings()
     with threadpool_limits(1):
         minilm = load_huggingface(default_table().path)

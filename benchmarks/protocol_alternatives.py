@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -35,8 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.protocol_attacks import SHAPES, AttackResult, cpu_of, resident, run_attack
-from benchmarks.server import free_port
-from benchmarks.wrk import run_wrk
+from harness.machine import machine
+from harness.server import free_port
+from harness.wrk import run_wrk
 
 ROOT = Path(__file__).resolve().parent.parent
 # zttp: the parser of uvicorn's fourth protocol (`--http zttp`), not in the project's locks.
@@ -305,7 +305,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: python -m benchmarks.protocol_alternatives {' '.join(sys.argv[1:])}")
     now = datetime.datetime.now(datetime.UTC)
-    print(f"date: {now:%Y-%m-%d %H:%M} UTC; machine: {os.cpu_count()} cores, {platform.machine()}")
+    print(f"date: {now:%Y-%m-%d %H:%M} UTC; machine: {machine()}")
     print(f"load before: {load()}")
     alt_python = alternatives_python(args.alt_venv)
     print(f"versions: {versions(alt_python)}")

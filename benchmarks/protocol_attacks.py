@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.ab_http import cpu_seconds
+from harness.processes import cpu_seconds
 
 PAD = b"v" * 200
 CHUNKED = b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"

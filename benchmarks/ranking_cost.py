@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.worst_case import Driver, measure, row
+from harness.machine import machine
 from service.api.app import create_app
 from service.config import Settings, TableSpec
 from service.loading.tables import load_registry
@@ -87,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"command: python -m benchmarks.ranking_cost {' '.join(sys.argv[1:])}".rstrip())
     load = os.getloadavg()[0]
-    print(f"machine: {os.cpu_count()} cores, load average {load:.1f}; default settings; "
+    print(f"machine: {machine()}, load average {load:.1f}; default settings; "
           f"a table of {args.rows:,} x {WIDTH}")  # fmt: skip
     asyncio.run(run(args.rows, args.runs))
 

@@ -1,4 +1,4 @@
-"""Which project files one request passes through, on a real server: issue 20's count.
+"""Which project files one request passes through, on a real server (docs/architecture.md).
 
     .venv/bin/python -m benchmarks.request_files [--tokens queen prince castle duke empire]
         [--warm 20] [--env NAME=VALUE ...] [--functions]
@@ -30,7 +30,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from benchmarks.server import start_server
+from harness.server import start_server
 
 # Installed in the child before `service` is imported: on SIGUSR2 toggle recording; when
 # recording stops, write {thread name: [files]} as JSON to the path in REQUEST_FILES_OUT.

@@ -11,13 +11,13 @@ lookup of 256 rows is timed beside them for scale. Rerun under
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 
 from fastapi.testclient import TestClient
 from threadpoolctl import threadpool_limits
 
+from harness.machine import machine
 from service.api.app import create_app
 from service.config import Settings, default_table
 
@@ -86,7 +86,7 @@ def median_ms(client: TestClient, path: str, body: dict, runs: int = 7) -> tuple
 
 def main() -> None:
     print("command: python -m benchmarks.tokenize_cost")
-    print(f"machine: {os.cpu_count()} cores; BLAS limited to 1 thread; cache off")
+    print(f"machine: {machine()}; BLAS limited to 1 thread; cache off")
     settings = Settings(tables=[default_table()], cache_bytes=0)
     with threadpool_limits(1), TestClient(create_app(settings)) as client:
         reference = None

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from fastapi.testclient import TestClient
 
+from harness.machine import machine
 from service.api.app import create_app
 from service.config import Settings, TableSpec, default_table
 from service.engine.analysis import drift
@@ -194,7 +194,7 @@ def main() -> None:
     parser.add_argument("--run", type=Path, help="an existing train-demo run (skip training)")
     args = parser.parse_args()
     print(f"command: python -m benchmarks.training_report {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {os.cpu_count()} cores")
+    print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory() as folder:
         run = args.run
         if run is None:

@@ -27,6 +27,7 @@ import numpy as np
 import safetensors
 
 from benchmarks.worst_case import Driver, measure
+from harness.machine import machine
 from service.api.app import create_app
 from service.config import Settings, TableSpec
 from service.loading.tables import load_registry
@@ -91,7 +92,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     print(f"command: python -m benchmarks.worst_score_llama {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as folder:
         write_folder(Path(folder))
         asyncio.run(run(Path(folder), args.runs))

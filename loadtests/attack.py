@@ -1,4 +1,4 @@
-"""Issue 10's catalogue of attacks against a real server that is memory-limited like its pod.
+"""The catalogue of attacks against a real server that is memory-limited like its pod.
 
     sudo .venv/bin/python -m loadtests.attack [--memory-mib 1024] [--seconds 12]
 
@@ -34,7 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.server import LOGS, forget, free_port, server_log, wait_until_ready
+from harness.machine import machine
+from harness.server import LOGS, forget, free_port, server_log, wait_until_ready
 from loadtests import attacks, keyless
 
 API_KEY = "attack-api-key"
@@ -290,7 +291,7 @@ def main() -> int:
     if memory.path is None:  # RLIMIT_AS counts reserved address space: give it room
         memory = MemoryLimit(4 * args.memory_mib * 2**20)
     print(f"command: python -m loadtests.attack {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {os.cpu_count()} cores; server: {memory.kind}, 1,024 file descriptors")
+    print(f"machine: {machine()}; server: {memory.kind}, 1,024 file descriptors")
     every = [*attacks.catalogue(args.seconds), *keyless.catalogue(args.seconds)]
     catalogue = [a for a in every if not args.only or a.name in args.only]
     results = []

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.big_tables_http import child_pids
-from benchmarks.server import forget, start_server
-from benchmarks.workloads import default_vocabulary, random_vectors, vector_bodies
-from benchmarks.worst_case import invalid_bodies
-from benchmarks.wrk import run_wrk
+from harness.processes import child_pids
+from harness.refusals import invalid_bodies
+from harness.server import forget, start_server
+from harness.workloads import default_vocabulary, random_vectors, vector_bodies
+from harness.wrk import run_wrk
 from service.config import Settings
 
 # Whole-word tokens of the default table, for well-formed queries.
@@ -440,7 +440,7 @@ def _all_finite(value: object) -> bool:
     return value is not None and (not isinstance(value, float) or math.isfinite(value))
 
 
-# --- 9: issue 24: bytes before the body, validation cost, workers, reloads, files ----------
+# --- 9: bytes before the body, validation cost, workers, reloads, files --------------------
 
 
 def _stream_until_refused(target: Target, head: bytes, piece: bytes, most: int) -> str:
@@ -704,12 +704,13 @@ def catalogue(seconds: float) -> list[Attack]:
         Attack("admin-reads-files", admin_reads(seconds)),
         Attack("flood-1024-connections", flood(seconds)),
         Attack("extreme-numbers", extreme_numbers(seconds)),
-        *issue_24(seconds),
+        *framing_and_lifecycle(seconds),
     ]
 
 
-def issue_24(seconds: float) -> list[Attack]:
-    """The cases of issue 24, also run by CI in short (tests/integration/test_attacks.py)."""
+def framing_and_lifecycle(seconds: float) -> list[Attack]:
+    """Framing, the costliest refusals, reloads, served files and workers; CI runs them in
+    short (tests/integration/test_attacks.py)."""
     return [
         Attack("endless-trailers-no-key", endless_trailers(seconds)),
         Attack("pipelined-endless-head", pipelined_head(seconds)),

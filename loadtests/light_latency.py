@@ -21,8 +21,9 @@ import sys
 import numpy as np
 import psutil
 
-from benchmarks.ab_http import Variant
-from benchmarks.server import start_server
+from harness.machine import machine
+from harness.server import start_server
+from harness.variants import Variant
 from loadtests.soak import Soak
 
 
@@ -35,7 +36,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     print(f"command: python -m loadtests.light_latency {' '.join(sys.argv[1:])}")
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(f"machine: {machine()}, load average {os.getloadavg()[0]:.1f}")
     found: dict[str, list[tuple[float, float, int]]] = {v.name: [] for v in args.variant}
     with contextlib.ExitStack() as stack:
         servers = {v.name: start_server(v.env, cwd=v.folder) for v in args.variant}

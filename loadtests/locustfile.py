@@ -14,7 +14,7 @@ import orjson
 from locust import FastHttpUser, between, events, task
 from locust.env import Environment
 
-from benchmarks import workloads
+from harness import workloads
 
 TABLE = "/v1/tables/minilm"
 TOKENS = 20_000

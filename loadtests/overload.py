@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import os
 import re
 import sys
 import threading
@@ -24,15 +23,16 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from benchmarks.server import running_server
-from benchmarks.workloads import random_vectors, vector_bodies
-from benchmarks.wrk import WrkResult, run_wrk
+from harness.machine import machine
+from harness.server import running_server
+from harness.workloads import random_vectors, vector_bodies
+from harness.wrk import WrkResult, run_wrk
 
 CAPACITY_CONNECTIONS = 64
 # The verdict, for every run with at least FLOOD times the connections at which the server
 # reaches capacity (closed-loop clients that resend every refusal at once): the server still
 # accepts ACCEPTED_SHARE of its capacity, and the probe's accepted requests keep a p99 under
-# PROBE_P99_MS (issue 10: a third of capacity and 15 s waits before the connection guards).
+# PROBE_P99_MS (before the connection guards: a third of capacity and 15 s waits).
 # The flood is counted in connections, not in answered requests: a connection refused at the
 # in-flight limit is not read for its Retry-After, so the rate it is answered at no longer
 # measures what it attempts.
@@ -198,7 +198,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     print(f"command: python -m loadtests.overload {' '.join(sys.argv[1:])}")
-    print(f"machine: {os.cpu_count()} cores; neighbours of distinct random vectors (no cache)")
+    print(f"machine: {machine()}; neighbours of distinct random vectors (no cache)")
     bodies = vector_bodies(random_vectors(384, 4000, seed=21).round(5), k=10)
     env = dict(item.split("=", 1) for item in args.env)
     with running_server(env, open_files=args.open_files) as base:

@@ -13,7 +13,7 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from benchmarks.server import running_server
+from harness.server import running_server
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

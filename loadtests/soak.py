@@ -14,7 +14,6 @@ import argparse
 import http.client
 import itertools
 import json
-import os
 import sys
 import threading
 import time
@@ -25,8 +24,9 @@ from urllib.parse import urlsplit
 import numpy as np
 import psutil
 
-from benchmarks.server import running_server
-from benchmarks.workloads import (
+from harness.machine import machine
+from harness.server import running_server
+from harness.workloads import (
     default_vocabulary,
     google_analogies,
     random_vectors,
@@ -153,7 +153,7 @@ def main() -> int:
     parser.add_argument("--window", type=float, default=30, help="seconds per report line")
     args = parser.parse_args()
     print(f"command: python -m loadtests.soak {' '.join(sys.argv[1:])}")
-    print(f"machine: {os.cpu_count()} cores; rate {args.rate:g}/s for {args.seconds:g} s")
+    print(f"machine: {machine()}; rate {args.rate:g}/s for {args.seconds:g} s")
     with running_server() as base:
         windows = Soak(base, args.rate, args.seconds, args.window).run(server_process())
     errors = sum(window.errors for window in windows)

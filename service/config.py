@@ -238,7 +238,7 @@ class Settings(BaseSettings):
         "is not left waiting in the kernel's queue. uvloop (libuv) answered 1.06-1.09x the "
         "distinct vector queries and 1.07-1.20x the health checks a second of asyncio's "
         "selector loop, at 0.93-0.97x the CPU per request, in both orders of one A/B "
-        "(BENCHMARKS.md, stop 38).",
+        "(BENCHMARKS.md, 2026-12-04).",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = Field(
         "info", description="Server log level."

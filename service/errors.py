@@ -126,7 +126,7 @@ class UnsupportedMediaType(ServiceError):
 
 
 class Unauthorized(ServiceError):
-    """No valid key was presented; `invalid` tells a wrong key from a missing one."""
+    """No valid key was presented: none, or a wrong one (the challenge header says which)."""
 
     def __init__(self, invalid: bool, admin: bool = False) -> None:
         needed = "an admin key" if admin else "an API key"

@@ -1,5 +1,6 @@
 """scripts/bootstrap installs once: a venv installed from the same lock and pyproject.toml is
-left alone, so a second `scripts/serve` starts in seconds (issue 19: 24 s of pip every start)."""
+left alone, so a second `scripts/serve` starts in seconds (it
+once took 24 s of pip every start)."""
 
 from __future__ import annotations
 

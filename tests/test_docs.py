@@ -1,5 +1,6 @@
-"""The documentation holds together: generated references are current, and every relative link
-in README.md and docs/*.md reaches a file (and a heading) that exists."""
+"""The documentation holds together: generated references are current, every error the API
+docs name is one the service answers with that status, and every relative link in README.md,
+BENCHMARKS.md and docs/*.md reaches a file (and a heading) that exists."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from service.cli.reference import cli_markdown, settings_markdown
+from service.cli.reference import cli_markdown, errors_markdown, settings_markdown, with_errors
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
-PAGES = [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+PAGES = [REPO / "README.md", REPO / "BENCHMARKS.md", *sorted(DOCS.glob("*.md"))]
 FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -27,6 +28,24 @@ EXTERNAL = ("http://", "https://", "mailto:")
 def test_generated_reference_is_current(name: str, generate: Callable[[], str]) -> None:
     committed = (DOCS / name).read_text(encoding="utf-8")
     assert committed == generate(), f"docs/{name} is stale: run scripts/generate-docs"
+
+
+def test_the_error_table_of_the_api_docs_is_current() -> None:
+    committed = (DOCS / "api.md").read_text(encoding="utf-8")
+    assert with_errors(committed) == committed, "docs/api.md is stale: run scripts/generate-docs"
+
+
+def test_every_error_the_api_docs_name_has_the_status_they_give() -> None:
+    statuses = {}
+    for codes, names in re.findall(r"^\| ([\d, ]+) \| (`[^|]+`) \|", errors_markdown(), re.M):
+        pairs = zip(codes.split(", "), re.findall(r"`(\w+)`", names), strict=False)
+        statuses |= {name: code for code, name in pairs}
+    section = (DOCS / "api.md").read_text(encoding="utf-8").split("## Errors", 1)[1]
+    named = re.findall(r"\b(\d{3}) `([A-Z]\w+)`((?: / `[A-Z]\w+`)*)", section)
+    assert len(named) > 20
+    for status, first, more in named:
+        for name in [first, *re.findall(r"`(\w+)`", more)]:
+            assert statuses.get(name) == status, f"docs/api.md: {status} {name}"
 
 
 def prose(text: str) -> str:

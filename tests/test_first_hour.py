@@ -1,4 +1,4 @@
-"""What a newcomer meets in the first hour says what happened and what would work (issue 19).
+"""What a newcomer meets in the first hour says what happened and what would work.
 
 Each test was written against a message or behaviour of the previous main that said less, or
 said it wrong: silently replaced tables, 'no model.safetensors' for a checkpoint set, 'bad

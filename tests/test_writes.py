@@ -1,4 +1,4 @@
-"""Nothing the service writes deletes what it did not write (issue 19, data loss).
+"""Nothing the service writes deletes what it did not write.
 
 Every writer (prepare, index build, the cache directory, train-demo, an index the server builds
 and saves) is pointed at a place holding a file that must survive, and must refuse before any

@@ -28,8 +28,8 @@ In this order, each refusal answered in the one error envelope (service/errors.p
 Why one middleware and not five stacked: the event loop and the search worker share one GIL,
 so every microsecond of Python per request on the loop is one the worker cannot use. Stacked,
 each layer cost a coroutine, and the metrics a wrapped `send` and the body a replaying
-`receive` on every request, the fast path's too (BENCHMARKS.md, "Decisions these
-measurements made": the A/B of this change).
+`receive` on every request, the fast path's too (BENCHMARKS.md, "The request path": the A/B
+of this change).
 A refused request costs no routing, parsing or validation.
 """
 

@@ -10,7 +10,7 @@ fewer than PIPELINE_FLOOR requests'), so that while it computes, the event loop 
 batch before it and reads the next requests, instead of the two taking turns. Taking
 everything queued, at 32 connections on 2 cores, batches of 9 to 32 took turns with the event
 loop: half of the requests in flight served distinct vectors 1.13-1.14x as fast at 0.94-0.96x
-the CPU a request (BENCHMARKS.md, "Stop 39: batches of half the requests in flight").
+the CPU a request (BENCHMARKS.md, "Batching").
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class Batcher(Generic[Item, Result]):
     event loop only queues items and hands out results. A worker fed by the event loop waited
     a turn of the loop after every batch (the results set, then the next batch collected,
     behind every request the loop had ready): at 32 connections the worker computed 86% of
-    the time (BENCHMARKS.md, "The worker takes its own next batch").
+    the time (BENCHMARKS.md, "Batching").
     """
 
     def __init__(

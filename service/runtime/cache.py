@@ -1,7 +1,7 @@
 """A byte-bounded LRU cache of serialised answers to queries that name only tokens and ids.
 
 Such an answer is deterministic for a given load of a table, so the finished response bytes can
-be reused. Keys are 16-byte digests of the validated query (service/api/operations.py), never
+be reused. Keys are 16-byte digests of the validated query (service/operations/door.py), never
 the request body: a body padded with whitespace or reordered keys is the same query, and the
 cache holds no client bytes. Memory is bounded by a byte budget that counts each answer plus a
 fixed per-entry overhead; answers above `max_answer_bytes` are never stored.

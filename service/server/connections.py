@@ -49,7 +49,7 @@ themselves, measured under loadtests.overload and loadtests.attack (BENCHMARKS.m
 Capping each turn's accepts below the descriptors kept free (RESERVED_DESCRIPTORS) lets the
 connection bound close old connections as fast as new ones come, without ever running out. The
 listening socket stays ready, so the next turn accepts the next ones. With the cap both loops
-held the same flood alike (stop 38: 2,048 connections, accepted 52-56% of capacity on each);
+held the same flood alike (2026-12-04: 2,048 connections, accepted 52-56% of capacity on each);
 uvloop answers more for less CPU, so it is the default.
 """
 

@@ -2,8 +2,8 @@
 
 The parent binds the port once and starts N copies of the same `serve` command, each handed the
 listening socket (`--listen-fd`): the kernel gives each connection to whichever worker accepts
-it first. Until the first worker is ready it answers 503 (service/starting.py); a later worker
-loads without accepting anything. Workers start one after another, each once the previous one
+it first. Until the first worker is ready it answers 503 (service/server/starting.py); a later
+worker loads without accepting anything. Workers start one after another, each once the previous one
 has loaded its tables (it says so on a pipe, `--ready-fd`): the first serves as soon as one
 process could, loads do not compete for the two cores, and a bad table stops start-up after one
 worker's one-line error. Each worker is a whole server (its custom protocol and event loop, its

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from gensim.test.utils import datapath
 from scipy import stats
 
-from benchmarks.explorer_tables import write_lee_table
+from harness.lee_table import write_lee_table
 from service.api.app import create_app
 from service.config import Settings, TableSpec
 from service.schemas.diagnostics import DiagnosticsResponse
@@ -23,7 +23,7 @@ EVEN_UNUSED = r"^\[unused\d*[02468]\]$"
 
 @pytest.fixture(scope="module")
 def lee(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The projector table with a count column (benchmarks/explorer_tables.py)."""
+    """The projector table with a count column (harness/lee_table.py)."""
     return write_lee_table(tmp_path_factory.mktemp("lee"))
 
 

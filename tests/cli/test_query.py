@@ -1,4 +1,4 @@
-"""`query` takes its table as an option and answers exactly as the HTTP API (issue 19).
+"""`query` takes its table as an option and answers exactly as the HTTP API.
 
 Before, `terms nargs="+"` swallowed a table path as a token, a third similarity term was
 dropped silently, one term ended in a traceback, and the answer was Session's tuples.

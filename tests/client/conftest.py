@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from benchmarks.server import running_server
 from embedding_service import Client
 from embedding_service.keyedvectors import RemoteKeyedVectors
+from harness.server import running_server
 from tests.client.helpers import minilm_table
 
 if TYPE_CHECKING:

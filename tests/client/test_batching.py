@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from benchmarks.server import running_server
 from embedding_service import AsyncClient, Client, LimitExceeded
 from embedding_service.errors import BodyTooLarge
+from harness.server import running_server
 from tests.client.helpers import Recorder, minilm_rows, minilm_table
 
 pytestmark = pytest.mark.slow

@@ -10,9 +10,9 @@ from email.utils import format_datetime
 import numpy as np
 import pytest
 
-from benchmarks.server import free_port, running_server
 from embedding_service import Client, Text
 from embedding_service import errors as e
+from harness.server import free_port, running_server
 from tests.client.helpers import minilm_table
 
 pytestmark = pytest.mark.slow

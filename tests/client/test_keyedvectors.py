@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from gensim.models import KeyedVectors
 
-from benchmarks.server import running_server
 from embedding_service import Client
 from embedding_service.errors import ZeroVector
 from embedding_service.keyedvectors import RemoteKeyedVectors
+from harness.server import running_server
 from tests.client.helpers import Recorder, minilm_rows, minilm_table
 from tests.conftest import SMALL_TOKENS, SMALL_WIDTH, small_vectors
 

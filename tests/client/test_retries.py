@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.server import free_port, running_server
 from embedding_service import Client, Overloaded, TableNotReady
 from embedding_service.exchange import Outcome, Step, Wait
+from harness.server import free_port, running_server
 from tests.client.helpers import Recorder, minilm_table, status_of
 
 pytestmark = pytest.mark.slow

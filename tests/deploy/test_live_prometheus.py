@@ -16,7 +16,6 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from benchmarks.server import forget, free_port, start_server
 from deploy import stack_check
 from deploy.live_monitoring import (
     JOB,
@@ -31,6 +30,7 @@ from deploy.live_monitoring import (
     wait_until_scraped,
     wait_until_target_up,
 )
+from harness.server import forget, free_port, start_server
 from tests.deploy.conftest import DEPLOY, tool
 
 pytestmark = pytest.mark.slow

@@ -17,9 +17,9 @@ import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Page, Route
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks.browser import chromium
-from benchmarks.explorer_tables import write_lee_table
-from benchmarks.server import running_server
+from harness.browser import chromium
+from harness.lee_table import write_lee_table
+from harness.server import running_server
 from service.config import default_table
 from tests.checkpoint_sets import synthetic_rows, write_checkpoint_set
 

@@ -1,5 +1,5 @@
 """/docs in a real browser, offline: Swagger UI from the package, under the explorer's CSP,
-and "Try it out" sends each operation's example, a valid request (issue 19).
+and "Try it out" sends each operation's example, a valid request.
 
 Before, /docs was FastAPI's page, which loads Swagger UI's script and styles from a CDN (and a
 favicon from fastapi.tiangolo.com): a blank page without internet. The example of a request was

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from benchmarks.server import running_server
+from harness.server import running_server
 from tests.explorer.conftest import api, tables_env
 
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from benchmarks.server import running_server
+from harness.server import running_server
 from tests.explorer.conftest import api, open_explorer
 from tests.language_models import PADDED_ROWS, TOKENS, write_llama
 

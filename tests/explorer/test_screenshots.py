@@ -7,7 +7,7 @@ differ visibly (anti-aliasing and font hinting differ by machine; a missing pane
 label or another layout changes far more). Watch training's shots come from a one-minute
 word2vec run, too long for this suite: its script is run on the test's synthetic checkpoint set
 instead, which checks that it still drives the page to both views and writes pictures of the
-committed size; regenerate those two with `python -m benchmarks.training_screenshots`.
+committed size; regenerate those two with `python -m harness.training_screenshots`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from benchmarks import explorer_screenshots, training_screenshots
+from harness import explorer_screenshots, training_screenshots
 
 pytestmark = pytest.mark.slow
 
@@ -76,7 +76,7 @@ def test_the_explorer_screenshots_are_current(
         changed = changed_fraction(browser, fresh, committed)
         assert changed <= MOST_CHANGED, (
             f"docs/{fresh.name} is stale: {changed:.1%} of its pixels differ from what "
-            "`python -m benchmarks.explorer_screenshots` draws now; rerun it and commit"
+            "`python -m harness.explorer_screenshots` draws now; rerun it and commit"
         )
 
 

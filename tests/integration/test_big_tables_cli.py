@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.big_tables_http import child_pids
-from benchmarks.server import forget, free_port, start_server
+from harness.processes import child_pids
+from harness.server import forget, free_port, start_server
 from tests.integration.test_cli import call, errors_of, run_cli
 from tests.server.test_starting import probe
 
@@ -25,7 +25,7 @@ ROWS, WIDTH = 20_000, 32
 @pytest.fixture(scope="module")
 def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A clustered table as word2vec binary."""
-    from benchmarks.synthetic_table import write_table
+    from harness.synthetic_table import write_table
 
     path = tmp_path_factory.mktemp("big") / "big.bin"
     write_table(path, ROWS, WIDTH, seed=3)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks.server import free_port, running_server
+from harness.server import free_port, running_server
 
 pytestmark = pytest.mark.slow
 

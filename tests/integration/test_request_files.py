@@ -1,5 +1,5 @@
-"""CI runs benchmarks/request_files.py (issue 20's count of the files a request passes through)
-on a real server, so the count in the closing notes stays a command anyone can rerun."""
+"""CI runs benchmarks/request_files.py (the count of the files a request passes through) on a
+real server, so the count docs/architecture.md gives stays a command anyone can rerun."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_the_request_files_script_lists_the_files_and_functions_of_one_request()
         )
     }
     assert len(listed) == int(count.group(1))
-    # Issue 20's bound: a token's neighbours pass through at most 12 project files.
+    # The bound: a token's neighbours pass through at most 12 project files.
     assert len(listed) <= 12, out
     # The door, the search's pass and its exact rescoring run for every token query.
     assert "answer" in listed["service/operations/door.py"].split(", ")

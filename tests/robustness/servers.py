@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from benchmarks.server import forget, start_server
+from harness.server import forget, start_server
 
 
 @contextmanager

@@ -29,7 +29,7 @@ def test_without_keys_everything_is_open_and_admin_does_not_exist(make_client: A
         assert client.post(NEIGHBORS, json=QUERY).status_code == 200
         assert_envelope(
             client.post("/v1/admin/tables/small/reload"), 404, "AdminOff"
-        )  # and says why (issue 19)
+        )  # and says why
         assert "/v1/admin/tables" not in client.get("/openapi.json").json()["paths"]
 
 

@@ -1,4 +1,4 @@
-"""The admin route reads only inside admin_tables_dir and never echoes a file (issue 10, 5)."""
+"""The admin route reads only inside admin_tables_dir and never echoes a file."""
 
 from __future__ import annotations
 

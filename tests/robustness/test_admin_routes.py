@@ -1,4 +1,4 @@
-"""The admin routes when they are off, and removing a table (issue 19).
+"""The admin routes when they are off, and removing a table.
 
 Before: a bare 404 "Not Found" when no admin key is configured, and no way to remove a table.
 """

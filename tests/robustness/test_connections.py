@@ -1,5 +1,5 @@
 """What one client can do with connections alone: slow bodies, huge or slow heads, thousands of
-idle connections. Each against a real server process over raw sockets (issue 10, 3 and 4)."""
+idle connections. Each against a real server process over raw sockets."""
 
 from __future__ import annotations
 

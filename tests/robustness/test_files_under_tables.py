@@ -1,4 +1,4 @@
-"""Files under a served table (issue 24, case 6). A table read from its source is held in the
+"""Files under a served table. A table read from its source is held in the
 service's own memory: the source may be rewritten or truncated in place and the server answers
 on. A prepared folder is memory-mapped: it may be replaced (by `prepare`, which writes a new
 folder and renames it in, or by any rename), never rewritten in place; docs/big-tables.md says

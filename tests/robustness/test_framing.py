@@ -1,4 +1,4 @@
-"""Every byte of a request that is not body is counted against a bound (issue 24, case 1).
+"""Every byte of a request that is not body is counted against a bound.
 
 The service's connection protocol under a real uvicorn server on a real socket, around a tiny
 ASGI app whose `/slow` answer waits, so a head can be pipelined behind a request in progress.

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 from fastapi.testclient import TestClient
 
-from benchmarks.server import running_server
+from harness.server import running_server
 from tests.robustness.conftest import AppFactory, assert_envelope
 
 SMALL = "/v1/tables/small"

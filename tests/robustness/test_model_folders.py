@@ -1,5 +1,5 @@
 """A damaged model folder added by an admin: a one-line 422 naming the file, and the server
-serves on (issue 22's bad inputs)."""
+serves on."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from benchmarks.server import running_server
+from harness.server import running_server
 from service.config import Settings
 from service.errors import Overloaded
 from service.runtime.batching import Batcher

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from benchmarks.server import free_port
+from harness.server import free_port
 from service.server.starting import LoadingResponder, listening_socket
 
 

@@ -1,4 +1,4 @@
-"""Workers restart forever once the server has started (issue 24, case 4).
+"""Workers restart forever once the server has started.
 
 Before: with --workers 2, a worker killed with SIGKILL (what the OOM killer sends) and then its
 replacement killed within 10 s read as a crash loop at start: every worker was stopped and the
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.big_tables_http import child_pids
-from benchmarks.server import forget, start_server
+from harness.processes import child_pids
+from harness.server import forget, start_server
 from tests.conftest import small_vectors
 from tests.robustness.conftest import write_table
 from tests.robustness.servers import call
@@ -65,8 +65,8 @@ def test_a_worker_and_then_its_replacement_killed_leave_the_port_served(tmp_path
 
 
 def test_the_start_up_log_says_where_the_server_is_and_what_it_serves(tmp_path: Path) -> None:
-    """Issue 19: start-up logged no URL, no table, no explorer link."""
-    from benchmarks.server import server_log
+    """Start-up once logged no URL, no table, no explorer link."""
+    from harness.server import server_log
 
     table = write_table(tmp_path / "tables", small_vectors())
     env = {

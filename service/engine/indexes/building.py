@@ -1,7 +1,7 @@
 """A served table's approximate index over its life: read or built, then measured.
 
 The table serves from the exact path until its index is attached; a build runs on its own
-thread (service/loading.py), reporting progress here, so neither this table nor any other
+thread (service/loading/indexes.py), reporting progress here, so neither this table nor any other
 waits for it. Recall@10 is measured once the index is attached and kept with the facts.
 """
 

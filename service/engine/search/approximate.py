@@ -42,14 +42,14 @@ ADD_ROWS = 65_536
 TRAIN_PER_LIST = 40
 MAX_TRAIN_ROWS = 200_000
 # k_factor when the table names none: IVF-PQ's as before fast-scan; fast-scan's measured
-# (BENCHMARKS.md, "Fast-scan").
+# (BENCHMARKS.md, "Approximate indexes").
 DEFAULT_K_FACTOR: dict[IndexKind, int] = {"ivfpq": 4, "fastscan": 4}
 # Fast-scan codes are 4 bits (16 centroids per sub-quantizer): the layout its SIMD kernel reads.
 FASTSCAN_BITS = 4
 EIGHT_BITS = faiss.ScalarQuantizer.QT_8bit
 # Dimensions per fast-scan sub-quantizer by default: one. Two (half the codes) lost 0.1-0.3
 # of recall@10 at equal q/s on GloVe 400k x 50 and the synthetic 3M x 300 (BENCHMARKS.md,
-# "Fast-scan"); one costs width / 2 bytes a row, 12.5% of the float32 rows plus the ids.
+# "Approximate indexes"); one costs width / 2 bytes a row, 12.5% of the float32 rows plus the ids.
 FASTSCAN_DIMS = 1
 # Lists probed by default, nlist / this: fast-scan's cheap list scans afford twice IVF's
 # share (GloVe 400k: 0.941 at nlist / 16, 0.97 at nlist / 8).

@@ -1,6 +1,6 @@
 """The prepared form of a table: a folder of arrays that opens memory-mapped in a moment.
 
-    embedding-service prepare SPEC OUT        (or a cache directory: see service/loading.py)
+    embedding-service prepare SPEC OUT     (or a cache directory: service/loading/cache_dir.py)
 
 A folder holds `table.json` (the manifest: format, version, shape, source, each file's dtype,
 shape and checksum, metadata columns, a language model's facts) and:
