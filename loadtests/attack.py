@@ -11,7 +11,8 @@ Per attack it prints: whether the server is alive afterwards, its peak resident 
 the attack (VmHWM, reset before each), the cgroup's peak when there is one (page cache
 included), the probe's p99, its queries shed with 429 (the designed answer at the in-flight
 limit) and its failures (no answer, a 5xx, or /healthz not 200). Exit 1 if the server died,
-the probe failed or its p99 reached 1 s.
+the probe failed, fewer than 95% of its requests were answered 2xx (429s count against it) or
+its p99 reached 1 s.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ API_KEY = "attack-api-key"
 ADMIN_KEY = "attack-admin-key"
 PROBE_INTERVAL = 0.05
 PROBE_P99_LIMIT_MS = 1000.0
+PROBE_2XX_AT_LEAST = 0.95  # of the probe's requests, 429s included in the count
 
 
 @dataclass
@@ -84,6 +86,11 @@ class Probe:
             return response.status
         finally:
             connection.close()
+
+    def answered(self) -> float:
+        """The share of the probe's requests answered 2xx."""
+        total = len(self.latencies) + self.shed + self.failures
+        return len(self.latencies) / total if total else 0.0
 
     def p99_ms(self) -> float:
         """The p99 of the probe's successful requests."""
@@ -234,6 +241,7 @@ def run_attack(
     port: int,
     memory: MemoryLimit,
     tables: Path,
+    p99_bound_ms: float = PROBE_P99_LIMIT_MS,
 ) -> tuple[bool, str]:
     """One attack with the probe alongside; (passed, report line)."""
     reset_peak_rss(process.pid)
@@ -255,13 +263,20 @@ def run_attack(
     rss, cgroup = peak_rss(process.pid), memory.peak_and_reset()
     up = alive(process, port)
     p99 = probe.p99_ms()
-    passed = up and not refuted and p99 < PROBE_P99_LIMIT_MS and probe.failures == 0
+    passed = (
+        up
+        and not refuted
+        and p99 < p99_bound_ms
+        and probe.failures == 0
+        and probe.answered() >= PROBE_2XX_AT_LEAST
+    )
     memory_text = f"peak RSS {rss / 2**20:5.0f} MiB" if rss else "peak RSS    ? MiB"
     if cgroup is not None:
         memory_text += f" (cgroup {cgroup / 2**20:5.0f} MiB)"
     line = (
         f"{'PASS' if passed else 'FAIL'}  {attack.name:<28} alive={'yes' if up else 'NO '}  "
-        f"{memory_text}  probe p99 {p99:6.0f} ms, {len(probe.latencies)} ok, {probe.shed} shed, "
+        f"{memory_text}  probe p99 {p99:6.0f} ms, {probe.answered():4.0%} 2xx, "
+        f"{len(probe.latencies)} ok, {probe.shed} shed, "
         f"{probe.failures} failed  [{time.monotonic() - started:4.1f} s] {detail}"
     )
     return passed, line
@@ -273,6 +288,11 @@ def main() -> int:
     parser.add_argument("--memory-mib", type=int, default=1024)
     parser.add_argument("--seconds", type=float, default=12.0, help="length of each attack")
     parser.add_argument("--only", nargs="*", help="names of attacks to run")
+    parser.add_argument(
+        "--no-latency-bound",
+        action="store_true",
+        help="report the probe's p99 without judging it (CI: a time depends on the CPU)",
+    )
     parser.add_argument(
         "--rounds",
         type=int,
@@ -306,7 +326,9 @@ def main() -> int:
             with attacked_server(memory, tables) as (process, port):
                 cold, warm = rss(process.pid), None
                 while pending:
-                    passed, line = run_attack(pending.pop(0), process, port, memory, tables)
+                    bound = float("inf") if args.no_latency_bound else PROBE_P99_LIMIT_MS
+                    attack = pending.pop(0)
+                    passed, line = run_attack(attack, process, port, memory, tables, bound)
                     print(line, flush=True)
                     results.append(passed)
                     if process.poll() is not None:

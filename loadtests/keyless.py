@@ -24,49 +24,67 @@ METHODS = (
     "ACL", "REPORT", "MKACTIVITY", "CHECKOUT", "MERGE", "M-SEARCH", "NOTIFY", "SUBSCRIBE",
     "UNSUBSCRIBE", "PATCH", "PURGE", "MKCALENDAR", "LINK", "UNLINK", "QUERY",
 )  # fmt: skip
+# An attack that runs for the seconds it is given.
+Timed = Callable[[Target, float], str]
 # The series /metrics may hold after every attack (the audit saw 20,487 after 1,054 requests).
 MOST_SERIES = 2_000
 
 
-def pipelined_requests(connections: int, count: int, reading: bool) -> Callable[[Target], str]:
-    """`connections` connections, each writing `count` pipelined GET /healthz in one write;
-    with `reading`, each also reads its answers as they come."""
+def pipelined_requests(connections: int, count: int, reading: bool) -> Timed:
+    """`connections` clients, each writing `count` pipelined GET /healthz in one write on a
+    connection, and again on a new one whenever the server closes it; with `reading`, each
+    also reads its answers as they come."""
+    load = HEALTHZ * count
 
-    def one(target: Target, seconds: float) -> None:
+    def once(target: Target, deadline: float) -> None:
         with target.connect() as sock:
-            sock.settimeout(seconds)
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
             reader = None
             if reading:
-                reader = threading.Thread(target=_drain, args=(sock, seconds), daemon=True)
+                reader = threading.Thread(target=_drain, args=(sock, deadline), daemon=True)
                 reader.start()
             with contextlib.suppress(OSError):
-                sock.sendall(HEALTHZ * count)
+                sock.sendall(load)
             if reader is not None:
-                reader.join(seconds)
+                reader.join(max(0.0, deadline - time.monotonic()))
 
     def run(target: Target, seconds: float) -> str:
-        with ThreadPoolExecutor(connections) as pool:
-            list(pool.map(lambda _: one(target, seconds), range(connections)))
-        size = connections * count * len(HEALTHZ)
-        return f"{connections} x {count:,} pipelined /healthz ({size / 2**20:.0f} MiB)"
+        opened = _sustained(connections, seconds, lambda deadline: once(target, deadline))
+        sent = opened * count * len(HEALTHZ)
+        return f"{opened} connections of {count:,} pipelined /healthz ({sent / 2**20:.0f} MiB)"
 
     return run
 
 
-def _drain(sock: socket.socket, seconds: float) -> None:
+def _sustained(clients: int, seconds: float, client: Callable[[float], None]) -> int:
+    """`clients` threads calling client(deadline) again and again for `seconds`; the calls."""
     deadline = time.monotonic() + seconds
+    calls = [0] * clients
+
+    def loop(number: int) -> None:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                client(deadline)
+            calls[number] += 1
+
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(loop, range(clients)))
+    return sum(calls)
+
+
+def _drain(sock: socket.socket, deadline: float) -> None:
     with contextlib.suppress(OSError):
         while time.monotonic() < deadline and sock.recv(1 << 16):
             pass
 
 
-def declared_bodies(count: int) -> Callable[[Target], str]:
+def declared_bodies(count: int) -> Timed:
     """`count` connections declaring a 4 MiB body to an open route and never sending it."""
     head = b"POST /healthz HTTP/1.1\r\nHost: attack\r\nContent-Length: 4194304\r\n\r\n"
     return _held(count, head)
 
 
-def bodiless_heads(count: int) -> Callable[[Target], str]:
+def bodiless_heads(count: int) -> Timed:
     """`count` connections with a complete query head (Content-Length: 100) and no body."""
     head = (
         b"POST /v1/tables/minilm/neighbors HTTP/1.1\r\nHost: attack\r\n"
@@ -75,21 +93,32 @@ def bodiless_heads(count: int) -> Callable[[Target], str]:
     return _held(count, head)
 
 
-def _held(count: int, head: bytes) -> Callable[[Target], str]:
+def _held(count: int, head: bytes) -> Timed:
+    """`count` connections that each send `head` and then nothing, kept at `count` for the
+    attack: one the server closes is opened again."""
+
     def run(target: Target, seconds: float) -> str:
-        opened, refused = [], 0
         deadline = time.monotonic() + seconds
-        with contextlib.ExitStack() as stack:
-            for _ in range(count):
-                try:
-                    sock = stack.enter_context(target.connect())
-                    sock.sendall(head)
-                    opened.append(sock)
-                except OSError:
-                    refused += 1
-            time.sleep(max(0.0, deadline - time.monotonic()))
-            closed = sum(1 for sock in opened if _closed_by_server(sock))
-        return f"{len(opened)} opened, {refused} refused, {closed} closed by the server"
+        opened, refused = 0, 0
+        held: list[socket.socket] = []
+        try:
+            while time.monotonic() < deadline:
+                for sock in [sock for sock in held if _closed_by_server(sock)]:
+                    sock.close()
+                    held.remove(sock)
+                for _ in range(count - len(held)):
+                    try:
+                        sock = target.connect()
+                        sock.sendall(head)
+                        held.append(sock)
+                        opened += 1
+                    except OSError:
+                        refused += 1
+                time.sleep(0.5)
+        finally:
+            for sock in held:
+                sock.close()
+        return f"{opened} opened over the attack, {refused} refused, {count} held at a time"
 
     return run
 
@@ -106,10 +135,11 @@ def _closed_by_server(sock: socket.socket) -> bool:
         return True
 
 
-def bodies_after_refusal(connections: int, chunked: bool) -> Callable[[Target], str]:
-    """`connections` POSTs to a query route without a key, their bodies streamed as fast as
-    the server reads them: chunked in 16-byte chunks, or under a 1 TB Content-Length. Refuted
-    if the server read more than 64 MiB of a body it had refused."""
+def bodies_after_refusal(connections: int, chunked: bool) -> Timed:
+    """`connections` clients POSTing to a query route without a key, their bodies streamed as
+    fast as the server reads them (chunked in 16-byte chunks, or under a 1 TB Content-Length),
+    on a new connection whenever the server closes one. Refuted if the server read more than
+    64 MiB of one body it had refused."""
     most = 64 * 2**20
     framing = b"Transfer-Encoding: chunked" if chunked else b"Content-Length: 1000000000000"
     head = (
@@ -117,30 +147,30 @@ def bodies_after_refusal(connections: int, chunked: bool) -> Callable[[Target], 
         b"Content-Type: application/json\r\n" + framing + b"\r\n\r\n"
     )
     piece = (b"10\r\n" + b"a" * 16 + b"\r\n") * 4096 if chunked else b"a" * 65536
+    largest = [0]
 
-    def one(target: Target, seconds: float) -> int:
+    def once(target: Target, deadline: float) -> None:
         sent = 0
-        deadline = time.monotonic() + seconds
         with target.connect() as sock:
             sock.settimeout(5)
-            with contextlib.suppress(OSError):
+            try:
                 sock.sendall(head)
                 while sent < most and time.monotonic() < deadline:
                     sock.sendall(piece)
                     sent += len(piece)
-        return sent
+            finally:
+                largest[0] = max(largest[0], sent)
 
     def run(target: Target, seconds: float) -> str:
-        with ThreadPoolExecutor(connections) as pool:
-            sent = list(pool.map(lambda _: one(target, seconds), range(connections)))
-        if max(sent) >= most:
+        opened = _sustained(connections, seconds, lambda deadline: once(target, deadline))
+        if largest[0] >= most:
             raise Refuted(f"the server read {most // 2**20} MiB of a refused body")
-        return f"{connections} connections, at most {max(sent) / 2**20:.1f} MiB sent on one"
+        return f"{opened} connections, at most {largest[0] / 2**20:.1f} MiB sent on one"
 
     return run
 
 
-def method_labels(rounds: int) -> Callable[[Target], str]:
+def method_labels(rounds: int) -> Timed:
     """Every method llhttp parses on every route and a few unknown paths, `rounds` times over;
     Refuted if /metrics then holds more than MOST_SERIES series."""
     paths = ["/healthz", "/readyz", "/metrics", "/v1/tables", "/v1/tables/minilm",
@@ -156,7 +186,7 @@ def method_labels(rounds: int) -> Callable[[Target], str]:
                     request = f"{method} {path} HTTP/1.1\r\nHost: attack\r\n\r\n".encode()
                     with contextlib.suppress(OSError), target.connect() as sock:
                         sock.sendall(request)
-                        sock.settimeout(5)
+                        sock.settimeout(0.2)  # some methods are never answered: no wait
                         read_answer(sock)
                     sent += 1
         started = time.perf_counter()
@@ -175,7 +205,7 @@ def method_labels(rounds: int) -> Callable[[Target], str]:
 def catalogue(seconds: float) -> list[Attack]:
     """The keyless attacks, each lasting about `seconds`."""
 
-    def timed(run: Callable[[Target, float], str]) -> Callable[[Target], str]:
+    def timed(run: Timed) -> Callable[[Target], str]:
         return lambda target: run(target, seconds)
 
     return [
@@ -185,5 +215,5 @@ def catalogue(seconds: float) -> list[Attack]:
         Attack("bodiless-heads-x950", timed(bodiless_heads(950))),
         Attack("chunks-after-401-x8", timed(bodies_after_refusal(8, chunked=True))),
         Attack("terabyte-after-401-x1", timed(bodies_after_refusal(1, chunked=False))),
-        Attack("method-labels-x34", timed(method_labels(2))),
+        Attack("method-labels-x34", timed(method_labels(1))),
     ]
