@@ -11,12 +11,11 @@ import sys
 
 import pytest
 
-from loadtests.attacks import issue_24
+from loadtests.attacks import ABANDONED_EVALUATIONS, issue_24
 
 
-@pytest.mark.slow
-def test_issue_24s_attacks_leave_the_server_answering() -> None:
-    names = [attack.name for attack in issue_24(1.0)]
+def run_short(names: list[str]) -> None:
+    """The named attacks in short, one round; each must PASS."""
     command = [sys.executable, "-m", "loadtests.attack", "--seconds", "1.5", "--rounds", "1",
                "--memory-mib", "1024", "--only", *names]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
@@ -24,3 +23,13 @@ def test_issue_24s_attacks_leave_the_server_answering() -> None:
     assert result.returncode == 0, report
     passed = [line for line in result.stdout.splitlines() if line.startswith("PASS")]
     assert len(passed) == len(names), report
+
+
+@pytest.mark.slow
+def test_issue_24s_attacks_leave_the_server_answering() -> None:
+    run_short([attack.name for attack in issue_24(1.0)])
+
+
+@pytest.mark.slow
+def test_abandoned_analyses_leave_neighbour_queries_answered() -> None:
+    run_short([ABANDONED_EVALUATIONS])
