@@ -13,7 +13,9 @@ In this order, each refusal answered in the one error envelope (service/errors.p
    (service/server/connections.py: 408 and close). A lying or absent Content-Length cannot get
    more past, and a client that sends its body slowly holds no in-flight slot (that comes after).
 4. **In flight**: at most `max_in_flight` table requests at once, counted once their body has
-   arrived; past it, 429 (the connection protocol refuses them earlier still, unread).
+   arrived; past it, 429 (the connection protocol refuses them earlier still, unread). An
+   analysis (an operation with a `queue`) is first admitted by its own queue, else answered
+   429 before it takes a slot (runtime/analyses.py), and is cancelled if its client leaves.
 5. **The door**: a POST /v1/tables/{table}/{operation} goes straight to operations.door.answer,
    the function the FastAPI route calls too (the same parsing, validation, answer and errors,
    by construction) without routing and dependency solving; `direct_queries = false` sends it
@@ -32,10 +34,12 @@ from __future__ import annotations
 import hmac
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+import anyio
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -46,6 +50,7 @@ from service.explorer import is_page_path
 from service.metrics import IN_FLIGHT, REQUEST_SECONDS, REQUESTS
 from service.operations.catalog import OPERATIONS, Operation
 from service.operations.door import Services, answer
+from service.runtime.analyses import AnalysisQueue
 from service.runtime.batching import InFlight
 
 # Table requests: the only work bounded in flight (probes, scrapes and admin calls must get
@@ -81,6 +86,7 @@ class Edge:
         in_flight: InFlight,
         templates: Iterable[str],
         services: Services | None,
+        queues: Mapping[str, AnalysisQueue],
     ) -> None:
         self.app = app
         self.keys = keys
@@ -89,6 +95,8 @@ class Edge:
         self.in_flight = in_flight
         # None: `direct_queries` is off, every request goes on to the app.
         self.services = services
+        # The analyses' queues by kind (Operation.queue).
+        self.queues = queues
         # For requests answered before routing (refused, or 404/405), which carry no route.
         self.templates = compiled_templates(templates)
         # (template, method, status class) -> the labelled histogram and counter: labels()
@@ -139,25 +147,61 @@ class Edge:
                 status[0] = await refuse(error, send, close=True)
                 return
             if not path.startswith(BOUNDED_PREFIX):
-                await self._dispatch(scope, body, receive, send, status)
+                await self._dispatch(None, scope, body, receive, send, status)
+                return
+            target = target_of(scope)
+            queue = None if target is None else self.queue_of(target[1])
+            if queue is not None and queue.admitted.full():  # an analysis: its own bound first
+                status[0] = await refuse(queue.admitted.overloaded(), send)
                 return
             if self.in_flight.full():
                 status[0] = await refuse(self.in_flight.overloaded(), send)
                 return
             self.in_flight.count += 1
             try:
-                await self._dispatch(scope, body, receive, send, status)
+                if queue is None:
+                    await self._dispatch(target, scope, body, receive, send, status)
+                else:
+                    await self._analyse(queue, target, scope, body, receive, send, status)
             finally:
                 self.in_flight.count -= 1
         finally:
             self.held -= reserved[0]
 
-    async def _dispatch(
-        self, scope: Scope, body: bytes, receive: Receive, send: Send, status: list[int]
+    def queue_of(self, operation: Operation) -> AnalysisQueue | None:
+        """The queue an analysis waits in; None for a query."""
+        return None if operation.queue is None else self.queues[operation.queue]
+
+    async def _analyse(
+        self,
+        queue: AnalysisQueue,
+        target: tuple[str, Operation] | None,
+        scope: Scope,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        status: list[int],
     ) -> None:
-        """A query to the door (when `direct_queries` is on), anything else to the app."""
+        """An analysis: counted in its queue's bound too, and cancelled if its client leaves."""
+        queue.admitted.count += 1
+        try:
+            dispatch = partial(self._dispatch, target, scope, body, receive, send, status)
+            await unless_gone(dispatch, receive)
+        finally:
+            queue.admitted.count -= 1
+
+    async def _dispatch(
+        self,
+        target: tuple[str, Operation] | None,
+        scope: Scope,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        status: list[int],
+    ) -> None:
+        """A query (`target`: its table and operation) to the door when `direct_queries` is on;
+        anything else to the app."""
         services = self.services
-        target = target_of(scope) if services is not None else None
         if services is None or target is None:
             await self._to_app(scope, body, receive, send, status)
             return
@@ -250,6 +294,21 @@ async def refuse(error: EngineError, send: Send, close: bool = False) -> int:
     await send({"type": "http.response.start", "status": encoded.status, "headers": headers})
     await send({"type": "http.response.body", "body": encoded.body})
     return encoded.status
+
+
+async def unless_gone(work: Callable[[], Awaitable[None]], receive: Receive) -> None:
+    """`work()`, cancelled if the client disconnects first. Its body has been read, so the
+    next message is the disconnect; the watch costs a task, which only analyses pay."""
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await work()
+        group.cancel_scope.cancel()
 
 
 def matches(presented: bytes, keys: tuple[bytes, ...]) -> bool:

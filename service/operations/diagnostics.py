@@ -1,8 +1,9 @@
 """Answering /diagnostics and /evaluate: which rows not to trust, and how good the table is.
 
-Both pass over the whole table, so they run on a worker thread, never on the event loop, at
-most analysis_concurrency at a time. A table's default diagnostics are computed once per load
-(in the background right after it, with diagnostics_at_load) and cached with it.
+Both pass over the whole table, so they run as analyses (runtime/analyses.py): on a thread of
+their own, never on the event loop, at most analysis_concurrency at a time, within a deadline.
+A table's default diagnostics are computed once per load (in the background right after it,
+with diagnostics_at_load) and cached with it.
 
 Their answers are written as plain dicts from the engine's results (the reports below): the
 command line prints the same dicts (`embedding-service diagnose` / `evaluate`), so the shapes
@@ -14,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import numpy as np
 
 from service.data import builtin_text
@@ -72,7 +72,7 @@ async def evaluate(body: EvaluateRequest, context: Context) -> bytes:
 
 
 async def _off_loop(context: Context, work: Callable[[], bytes]) -> bytes:
-    return await anyio.to_thread.run_sync(work, limiter=context.runtime.analyses)
+    return await context.runtime.analyses.run(work)
 
 
 def diagnostics_answer(

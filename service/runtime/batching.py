@@ -44,9 +44,10 @@ class InFlight:
     it. One event loop runs them all, so a plain counter is exact.
     """
 
-    def __init__(self, limit: int, retry_after: int) -> None:
+    def __init__(self, limit: int, retry_after: int, what: str = "requests in flight") -> None:
         self.limit = limit
         self.retry_after = retry_after
+        self.what = what
         self.count = 0
 
     def full(self) -> bool:
@@ -55,7 +56,7 @@ class InFlight:
 
     def overloaded(self) -> Overloaded:
         """The error a refused request gets."""
-        return Overloaded("requests in flight", self.limit, self.retry_after)
+        return Overloaded(self.what, self.limit, self.retry_after)
 
 
 # A queued item: the item, its caller's future, when it was queued, and which submission

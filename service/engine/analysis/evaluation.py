@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from service.engine.errors import InvalidQuery
+from service.engine.safe_points import safe_point
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import AnalogyQuery, SearchOptions, Term
 
@@ -132,6 +133,7 @@ def evaluate_analogies(
     fold = str.upper if case_insensitive else str.__str__
     predictions: list[str] = []
     for start in range(0, len(known), batch_size):
+        safe_point()  # a caller that gave up stops here: 20,000 questions take seconds
         chunk = known[start : start + batch_size]
         predictions += _predict(search, words, chunk, restrict_vocab, fold)
     predicted = iter(predictions)

@@ -1,0 +1,128 @@
+"""Analyses in their own queue: a flood of them leaves queries answered, and what a client
+abandons is not computed."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import select
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from benchmarks.workloads import FIRST_WORD_ROW, default_vocabulary
+from tests.robustness.servers import call, server_process
+
+EVALUATE = "/v1/tables/minilm/evaluate"
+# Polls of a condition the server reaches in milliseconds: a hang guard of about a minute.
+POLLS = 1200
+
+
+def unrelated_analogies(seed: int, count: int = 20_000) -> dict[str, str]:
+    """An /evaluate body of `count` questions of unrelated words: seconds of work."""
+    words = [t for t in default_vocabulary().tokens[FIRST_WORD_ROW:] if t.isalpha()]
+    lines = [
+        " ".join(words[(seed * 7919 + q * 4 + j * 1543) % len(words)] for j in range(4))
+        for q in range(count)
+    ]
+    return {"analogies": ": unrelated\n" + "\n".join(lines)}
+
+
+def sent(base: str, path: str, body: dict[str, Any]) -> http.client.HTTPConnection:
+    """A connection whose request is sent; its answer is read later, or never."""
+    address = urlsplit(base)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=300)
+    headers = {"content-type": "application/json"}
+    connection.request("POST", path, json.dumps(body), headers)
+    return connection
+
+
+def metric(base: str, name: str, labels: dict[str, str]) -> float:
+    """One sample of the server's /metrics (0 when absent)."""
+    text = call_text(f"{base}/metrics")
+    wanted = name + (
+        "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}" if labels else ""
+    )
+    for line in text.splitlines():
+        if line.startswith(wanted + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def call_text(url: str) -> str:
+    address = urlsplit(url)
+    connection = http.client.HTTPConnection(address.hostname, address.port, timeout=30)
+    try:
+        connection.request("GET", address.path)
+        return connection.getresponse().read().decode()
+    finally:
+        connection.close()
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    """Poll `condition` (a hang guard, not a time limit under test)."""
+    for _ in range(POLLS):
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"never happened: {what}")
+
+
+def outcome(base: str, name: str) -> float:
+    return metric(base, "embedding_service_analyses_total", {"kind": "analysis", "outcome": name})
+
+
+def overloaded(base: str) -> float:
+    return metric(base, "embedding_service_errors_total", {"type": "Overloaded"})
+
+
+@pytest.mark.slow
+def test_abandoned_analyses_hold_no_query_slot_and_those_waiting_never_start() -> None:
+    """One analysis runs and two wait (analysis_queue), holding three of the four slots of
+    max_in_flight, while the rest are refused at once with 429 before they take one; their
+    clients leave, and the two waiting are dropped unstarted. Today's main let evaluations
+    take every slot: neighbour queries got 429."""
+    env = {"EMBEDDING_SERVICE_MAX_IN_FLIGHT": "4", "EMBEDDING_SERVICE_ANALYSIS_QUEUE": "2"}
+    with server_process(env) as (_, base), ExitStack() as stack:
+        refused_before = overloaded(base)
+        connections = [sent(base, EVALUATE, unrelated_analogies(seed)) for seed in range(8)]
+        for connection in connections:
+            stack.callback(connection.close)
+        wait_until(lambda: overloaded(base) - refused_before >= 5, "5 evaluations refused")
+        status, answer = call(f"{base}/v1/tables/minilm/neighbors", {"token": "king", "k": 1})
+        assert status == 200, answer
+        refused = answered_now(connections, 5)
+        assert overloaded(base) - refused_before == 5
+        for response in refused:
+            assert response.status == 429 and response.getheader("retry-after") == "1"
+            error = json.loads(response.read())["error"]
+            assert error["type"] == "Overloaded" and "the analysis queue" in error["message"]
+        given_up = {name: outcome(base, name) for name in ("dropped", "abandoned", "answered")}
+        stack.close()  # every client leaves
+        wait_until(lambda: outcome(base, "dropped") - given_up["dropped"] >= 2, "2 dropped")
+        wait_until(
+            lambda: sum(outcome(base, name) - given_up[name] for name in given_up) >= 3,
+            "the running one given up or answered",
+        )
+        assert outcome(base, "dropped") - given_up["dropped"] == 2
+        status, answer = call(f"{base}{EVALUATE}", unrelated_analogies(9, count=10))
+        assert status == 200 and answer["questions"] == 10, answer
+
+
+def answered_now(
+    connections: list[http.client.HTTPConnection], count: int
+) -> list[http.client.HTTPResponse]:
+    """The answers of the `count` connections that have one (the others have none coming)."""
+    ready: list[http.client.HTTPConnection] = []
+    for _ in range(POLLS):
+        sockets = [c.sock for c in connections]
+        readable, _, _ = select.select(sockets, [], [], 0.05)
+        ready = [c for c in connections if c.sock in readable]
+        if len(ready) >= count:
+            break
+    assert len(ready) == count, f"{len(ready)} answered, not {count}"
+    return [connection.getresponse() for connection in ready]
