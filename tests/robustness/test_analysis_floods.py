@@ -1,11 +1,12 @@
-"""Analyses in their own queue: a flood of them leaves queries answered, and what a client
-abandons is not computed."""
+"""Analyses in their own queue: a flood of them leaves queries answered, what a client abandons
+is not computed, and a stopping server answers what it holds."""
 
 from __future__ import annotations
 
 import http.client
 import json
 import select
+import signal
 import time
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -126,3 +127,29 @@ def answered_now(
             break
     assert len(ready) == count, f"{len(ready)} answered, not {count}"
     return [connection.getresponse() for connection in ready]
+
+
+@pytest.mark.slow
+def test_a_stopping_server_answers_the_analyses_it_holds_and_exits() -> None:
+    """SIGTERM with one analysis running and two waiting: when the drain ends each gets 503
+    NotReady (the running one stopped at a safe point) and the process exits, though the
+    shutdown timeout would let them all compute. Today's main computed them all."""
+    env = {
+        "EMBEDDING_SERVICE_DRAIN_SECONDS": "0.5",
+        "EMBEDDING_SERVICE_SHUTDOWN_TIMEOUT_SECONDS": "600",
+    }
+    with server_process(env) as (process, base), ExitStack() as stack:
+        connections = [sent(base, EVALUATE, unrelated_analogies(seed)) for seed in range(3)]
+        for connection in connections:
+            stack.callback(connection.close)
+        gauge = "embedding_service_http_requests_in_flight"
+        wait_until(lambda: metric(base, gauge, {}) == 3, "3 evaluations in flight")
+        process.send_signal(signal.SIGTERM)
+        answers = []
+        for connection in connections:
+            response = connection.getresponse()
+            answers.append((response.status, json.loads(response.read())))
+        exit_code = process.wait(timeout=120)  # a hang guard
+    for status, answer in answers:
+        assert status == 503 and answer["error"]["type"] == "NotReady", answer
+    assert exit_code == 0
