@@ -483,6 +483,14 @@ class Settings(BaseSettings):
         "default limits allow (/evaluate with 20,000 questions) takes about 18 s on the "
         "2-core machine.",
     )
+    builtin_evaluations_kept: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="Evaluations by a built-in set kept per table load, each computed once "
+        "(one per set and restrict / case_insensitive / dummy4unknown) and answered from then "
+        "on until the table is reloaded; about 5 MB each for questions-words.",
+    )
     checkpoint_views: int = Field(
         1,
         ge=1,

@@ -1,5 +1,6 @@
 """Analyses in their own queue: a flood of them leaves queries answered, what a client abandons
-is not computed, and a stopping server answers what it holds."""
+is not computed, a stopping server answers what waits, and a built-in set is evaluated once
+per table load."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from prometheus_client import REGISTRY
 
 from benchmarks.workloads import FIRST_WORD_ROW, default_vocabulary
+from tests.robustness.conftest import AppFactory
 from tests.robustness.servers import call, server_process
 
 EVALUATE = "/v1/tables/minilm/evaluate"
@@ -153,3 +156,35 @@ def test_a_stopping_server_answers_the_analyses_it_holds_and_exits() -> None:
     for status, answer in answers:
         assert status == 503 and answer["error"]["type"] == "NotReady", answer
     assert exit_code == 0
+
+
+def evaluations_computed() -> float:
+    name = "embedding_service_search_duration_seconds_count"
+    return REGISTRY.get_sample_value(name, {"operation": "evaluate"}) or 0.0
+
+
+def test_a_builtin_evaluation_is_computed_once_per_table_load(make_client: AppFactory) -> None:
+    """Asked again (listing its questions or not), it is answered from the first; other options
+    are another evaluation; a reload computes it anew. Today's main computed every request."""
+    builtin = {"builtin": "questions-words"}
+    with make_client(admin_key="admin-key") as client:
+
+        def evaluate(**options: object) -> dict[str, Any]:
+            answer = client.post("/v1/tables/small/evaluate", json={**builtin, **options})
+            assert answer.status_code == 200, answer.text
+            return dict(answer.json())
+
+        start = evaluations_computed()
+        first = evaluate()
+        assert evaluate() == first
+        listed = evaluate(questions=True)
+        assert listed["total"] == first["total"] and "questions" in listed["sections"][0]
+        assert evaluations_computed() - start == 1
+        assert evaluate(dummy4unknown=True)["total"] != first["total"]
+        assert evaluations_computed() - start == 2
+        reloaded = client.post(
+            "/v1/admin/tables/small/reload", headers={"authorization": "Bearer admin-key"}
+        )
+        assert reloaded.status_code == 200, reloaded.text
+        assert evaluate() == first
+        assert evaluations_computed() - start == 3

@@ -10,8 +10,11 @@ repeated name as a new section, as gensim does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from service.engine.errors import InvalidQuery
 from service.engine.safe_points import safe_point
@@ -23,6 +26,7 @@ GENSIM_RESTRICT = 300_000
 # gensim's figures come from exhaustive search, so evaluation never takes an index's shortcut.
 EXHAUSTIVE = SearchOptions(exact=True)
 Question = tuple[str, str, str, str]
+T = TypeVar("T")
 
 
 @dataclass
@@ -181,3 +185,28 @@ def _first_new(predictions: Iterable[str], inputs: set[str]) -> str:
         if predicted not in inputs:
             break
     return predicted
+
+
+class KeptEvaluations:
+    """One table load's evaluations by the sets shipped with the service, each computed once
+    and answered from then on; a reload makes a new ServedTable, and so new ones. The last
+    `keep` distinct ones are kept (the same set under other options is another one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, compute: Callable[[], T], keep: int) -> T:
+        """The evaluation kept under `key`, else compute()'s, kept. One computation at a time:
+        a caller of the same key waits for it rather than computing it again, and one that
+        fails or is abandoned (safe_points.py) keeps nothing."""
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                kept: T = self._kept[key]
+                return kept
+            evaluation = compute()
+            self._kept[key] = evaluation
+            while len(self._kept) > max(keep, 1):
+                self._kept.popitem(last=False)
+            return evaluation
