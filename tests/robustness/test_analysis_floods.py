@@ -88,8 +88,8 @@ def overloaded(base: str) -> float:
 def test_abandoned_analyses_hold_no_query_slot_and_those_waiting_never_start() -> None:
     """One analysis runs and two wait (analysis_queue), holding three of the four slots of
     max_in_flight, while the rest are refused at once with 429 before they take one; their
-    clients leave, and the two waiting are dropped unstarted. Today's main let evaluations
-    take every slot: neighbour queries got 429."""
+    clients leave, and the two waiting are dropped unstarted. (Evaluations once took every
+    slot, and neighbour queries got 429.)"""
     env = {"EMBEDDING_SERVICE_MAX_IN_FLIGHT": "4", "EMBEDDING_SERVICE_ANALYSIS_QUEUE": "2"}
     with server_process(env) as (_, base), ExitStack() as stack:
         refused_before = overloaded(base)
@@ -136,7 +136,7 @@ def answered_now(
 def test_a_stopping_server_answers_the_analyses_it_holds_and_exits() -> None:
     """SIGTERM with one analysis running and two waiting: when the drain ends each gets 503
     NotReady (the running one stopped at a safe point) and the process exits, though the
-    shutdown timeout would let them all compute. Today's main computed them all."""
+    shutdown timeout would let them all compute (as it once did)."""
     env = {
         "EMBEDDING_SERVICE_DRAIN_SECONDS": "0.5",
         "EMBEDDING_SERVICE_SHUTDOWN_TIMEOUT_SECONDS": "600",
@@ -165,7 +165,7 @@ def evaluations_computed() -> float:
 
 def test_a_builtin_evaluation_is_computed_once_per_table_load(make_client: AppFactory) -> None:
     """Asked again (listing its questions or not), it is answered from the first; other options
-    are another evaluation; a reload computes it anew. Today's main computed every request."""
+    are another evaluation; a reload computes it anew."""
     builtin = {"builtin": "questions-words"}
     with make_client(admin_key="admin-key") as client:
 
