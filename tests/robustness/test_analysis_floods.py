@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from prometheus_client import REGISTRY
 
-from benchmarks.workloads import FIRST_WORD_ROW, default_vocabulary
+from service.engine.tables.table import EmbeddingTable
 from tests.robustness.conftest import AppFactory
 from tests.robustness.servers import call, server_process
 
@@ -26,9 +26,14 @@ EVALUATE = "/v1/tables/minilm/evaluate"
 POLLS = 1200
 
 
-def unrelated_analogies(seed: int, count: int = 20_000) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def words(minilm: EmbeddingTable) -> list[str]:
+    """Whole words of the default table (its first rows are markers and pieces)."""
+    return [token for token in minilm.tokens[2000:] if token.isalpha()]
+
+
+def unrelated_analogies(words: list[str], seed: int, count: int = 20_000) -> dict[str, str]:
     """An /evaluate body of `count` questions of unrelated words: seconds of work."""
-    words = [t for t in default_vocabulary().tokens[FIRST_WORD_ROW:] if t.isalpha()]
     lines = [
         " ".join(words[(seed * 7919 + q * 4 + j * 1543) % len(words)] for j in range(4))
         for q in range(count)
@@ -85,7 +90,9 @@ def overloaded(base: str) -> float:
 
 
 @pytest.mark.slow
-def test_abandoned_analyses_hold_no_query_slot_and_those_waiting_never_start() -> None:
+def test_abandoned_analyses_hold_no_query_slot_and_those_waiting_never_start(
+    words: list[str],
+) -> None:
     """One analysis runs and two wait (analysis_queue), holding three of the four slots of
     max_in_flight, while the rest are refused at once with 429 before they take one; their
     clients leave, and the two waiting are dropped unstarted. (Evaluations once took every
@@ -93,7 +100,7 @@ def test_abandoned_analyses_hold_no_query_slot_and_those_waiting_never_start() -
     env = {"EMBEDDING_SERVICE_MAX_IN_FLIGHT": "4", "EMBEDDING_SERVICE_ANALYSIS_QUEUE": "2"}
     with server_process(env) as (_, base), ExitStack() as stack:
         refused_before = overloaded(base)
-        connections = [sent(base, EVALUATE, unrelated_analogies(seed)) for seed in range(8)]
+        connections = [sent(base, EVALUATE, unrelated_analogies(words, seed)) for seed in range(8)]
         for connection in connections:
             stack.callback(connection.close)
         wait_until(lambda: overloaded(base) - refused_before >= 5, "5 evaluations refused")
@@ -113,7 +120,7 @@ def test_abandoned_analyses_hold_no_query_slot_and_those_waiting_never_start() -
             "the running one given up or answered",
         )
         assert outcome(base, "dropped") - given_up["dropped"] == 2
-        status, answer = call(f"{base}{EVALUATE}", unrelated_analogies(9, count=10))
+        status, answer = call(f"{base}{EVALUATE}", unrelated_analogies(words, 9, count=10))
         assert status == 200 and answer["questions"] == 10, answer
 
 
@@ -133,7 +140,7 @@ def answered_now(
 
 
 @pytest.mark.slow
-def test_a_stopping_server_answers_the_analyses_it_holds_and_exits() -> None:
+def test_a_stopping_server_answers_the_analyses_it_holds_and_exits(words: list[str]) -> None:
     """SIGTERM with one analysis running and two waiting: when the drain ends each gets 503
     NotReady (the running one stopped at a safe point) and the process exits, though the
     shutdown timeout would let them all compute (as it once did)."""
@@ -142,7 +149,7 @@ def test_a_stopping_server_answers_the_analyses_it_holds_and_exits() -> None:
         "EMBEDDING_SERVICE_SHUTDOWN_TIMEOUT_SECONDS": "600",
     }
     with server_process(env) as (process, base), ExitStack() as stack:
-        connections = [sent(base, EVALUATE, unrelated_analogies(seed)) for seed in range(3)]
+        connections = [sent(base, EVALUATE, unrelated_analogies(words, seed)) for seed in range(3)]
         for connection in connections:
             stack.callback(connection.close)
         gauge = "embedding_service_http_requests_in_flight"
