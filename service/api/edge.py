@@ -162,7 +162,8 @@ class Edge:
                 if queue is None:
                     await self._dispatch(target, scope, body, receive, send, status)
                 else:
-                    await self._analyse(queue, target, scope, body, receive, send, status)
+                    dispatch = partial(self._dispatch, target, scope, body, receive, send, status)
+                    await analyse(queue, dispatch, receive)
             finally:
                 self.in_flight.count -= 1
         finally:
@@ -171,24 +172,6 @@ class Edge:
     def queue_of(self, operation: Operation) -> AnalysisQueue | None:
         """The queue an analysis waits in; None for a query."""
         return None if operation.queue is None else self.queues[operation.queue]
-
-    async def _analyse(
-        self,
-        queue: AnalysisQueue,
-        target: tuple[str, Operation] | None,
-        scope: Scope,
-        body: bytes,
-        receive: Receive,
-        send: Send,
-        status: list[int],
-    ) -> None:
-        """An analysis: counted in its queue's bound too, and cancelled if its client leaves."""
-        queue.admitted.count += 1
-        try:
-            dispatch = partial(self._dispatch, target, scope, body, receive, send, status)
-            await unless_gone(dispatch, receive)
-        finally:
-            queue.admitted.count -= 1
 
     async def _dispatch(
         self,
@@ -296,19 +279,26 @@ async def refuse(error: EngineError, send: Send, close: bool = False) -> int:
     return encoded.status
 
 
-async def unless_gone(work: Callable[[], Awaitable[None]], receive: Receive) -> None:
-    """`work()`, cancelled if the client disconnects first. Its body has been read, so the
-    next message is the disconnect; the watch costs a task, which only analyses pay."""
-    async with anyio.create_task_group() as group:
+async def analyse(
+    queue: AnalysisQueue, work: Callable[[], Awaitable[None]], receive: Receive
+) -> None:
+    """`work()`, an analysis: counted in its queue's bound, and cancelled if the client
+    disconnects first. Its body has been read, so the next message is the disconnect; the
+    watch costs a task, which only analyses pay."""
+    queue.admitted.count += 1
+    try:
+        async with anyio.create_task_group() as group:
 
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            await work()
             group.cancel_scope.cancel()
-
-        group.start_soon(watch)
-        await work()
-        group.cancel_scope.cancel()
+    finally:
+        queue.admitted.count -= 1
 
 
 def matches(presented: bytes, keys: tuple[bytes, ...]) -> bool:
