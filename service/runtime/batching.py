@@ -41,7 +41,8 @@ class InFlight:
     Shared by the edge (service/api/edge.py), which counts them, the connection protocol
     (service/server/connections.py), which refuses a table request at once, without reading
     its body, while the count is at its limit, and the batchers, which size their batches by
-    it. One event loop runs them all, so a plain counter is exact.
+    it. One event loop runs them all, so a plain counter is exact. Each queue of analyses
+    counts the analyses it admits with one of its own (runtime/analyses.py).
     """
 
     def __init__(self, limit: int, retry_after: int, what: str = "requests in flight") -> None:
