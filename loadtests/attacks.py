@@ -686,6 +686,45 @@ def _started(pid: int) -> int:
         return 0
 
 
+# --- 10: analysis floods -----------------------------------------------------------------
+
+
+def abandoned_evaluations(count: int, seconds: float) -> Callable[[Target], str]:
+    """`count` built-in evaluations (30 bytes each) on connections of their own, all closed
+    unread once every one is sent; then, for `seconds`, a neighbours query every 100 ms, of
+    which at least 95% must be answered 200 (analyses wait in a queue of their own)."""
+    evaluate = b'{"builtin": "questions-words"}'
+    query = json.dumps({"token": "king", "k": 5}).encode()
+
+    def run(target: Target) -> str:
+        sent = 0
+        with contextlib.ExitStack() as stack:
+            for _ in range(count):
+                with contextlib.suppress(OSError):
+                    sock = stack.enter_context(target.connect())
+                    sock.sendall(target.request("/v1/tables/minilm/evaluate", evaluate))
+                    sent += 1
+            time.sleep(0.5)  # read by the server, then abandoned
+        statuses: Counter[int] = Counter()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                statuses[target.call("/v1/tables/minilm/neighbors", query)[0]] += 1
+            except OSError:
+                statuses[-1] += 1
+            time.sleep(0.1)
+        note = f"{sent} evaluations sent and abandoned; neighbours {summary(statuses)}"
+        if statuses[200] < 0.95 * sum(statuses.values()):
+            raise Refuted(note)
+        return note
+
+    return run
+
+
+# Run by CI in short too (tests/integration/test_attacks.py).
+ABANDONED_EVALUATIONS = "abandoned-evaluations-x300"
+
+
 def catalogue(seconds: float) -> list[Attack]:
     """Every attack, each lasting about `seconds`."""
     return [
@@ -704,6 +743,7 @@ def catalogue(seconds: float) -> list[Attack]:
         Attack("admin-reads-files", admin_reads(seconds)),
         Attack("flood-1024-connections", flood(seconds)),
         Attack("extreme-numbers", extreme_numbers(seconds)),
+        Attack(ABANDONED_EVALUATIONS, abandoned_evaluations(300, seconds)),
         *framing_and_lifecycle(seconds),
     ]
 

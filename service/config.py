@@ -435,8 +435,9 @@ class Settings(BaseSettings):
         2,
         ge=1,
         le=64,
-        description="Projection requests computed at once, each on a worker thread; more wait "
-        "(up to max_in_flight, then 429). A 20,000-point answer holds about 40 MB while it is "
+        description="Projection requests (/projection, /project, /trajectory) computed at "
+        "once, each on a thread of their own; more wait (up to analysis_queue of them, then "
+        "429). A 20,000-point answer holds about 40 MB while it is "
         "built, so the default bounds that to about 80 MB and leaves the thread pool to "
         "lookups and similarity.",
     )
@@ -458,9 +459,37 @@ class Settings(BaseSettings):
         1,
         ge=1,
         le=64,
-        description="/diagnostics and /evaluate requests computed at once, each on a worker "
-        "thread; the others wait (up to max_in_flight, then 429). They pass over the whole "
-        "table, so one at a time leaves the other core to the queries.",
+        description="/diagnostics, /evaluate and /drift requests computed at once, each on a "
+        "thread of their own; the others wait (up to analysis_queue of them, then 429). They "
+        "pass over the whole table, so one at a time leaves the other core to the queries.",
+    )
+    analysis_queue: int = Field(
+        8,
+        ge=0,
+        le=10_000,
+        description="Analyses that may wait for a thread, for each kind (the analyses of "
+        "analysis_concurrency, the projections of projection_concurrency); past it 429 with "
+        "Retry-After, before the request takes a slot of max_in_flight, so analyses hold at "
+        "most analysis_concurrency + projection_concurrency + 2 x analysis_queue of them. An "
+        "analysis whose client disconnects is cancelled: never started if it still waits, "
+        "abandoned at its next safe point if it runs.",
+    )
+    analysis_timeout_seconds: float = Field(
+        60.0,
+        gt=0,
+        le=86_400,
+        description="How long an analysis may wait for its thread and compute; then 503 "
+        "AnalysisTimeout, and its work is abandoned at its next safe point. The longest the "
+        "default limits allow (/evaluate with 20,000 questions) takes about 18 s on the "
+        "2-core machine.",
+    )
+    builtin_evaluations_kept: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="Evaluations by a built-in set kept per table load, each computed once "
+        "(one per set and restrict / case_insensitive / dummy4unknown) and answered from then "
+        "on until the table is reloaded; about 5 MB each for questions-words.",
     )
     checkpoint_views: int = Field(
         1,

@@ -38,6 +38,19 @@ class Overloaded(ServiceError):
         self.retry_after = retry_after
 
 
+class AnalysisTimeout(ServiceError):
+    """An analysis did not finish within its deadline; its work was abandoned."""
+
+    def __init__(self, seconds: float, retry_after: int) -> None:
+        super().__init__(
+            f"the analysis did not finish within {seconds:g} s (analysis_timeout_seconds) and "
+            "was abandoned: ask for less, or retry when the server is less busy",
+            seconds=seconds,
+            retry_after=retry_after,
+        )
+        self.retry_after = retry_after
+
+
 class BodyTooLarge(ServiceError):
     """The request body is longer than the configured limit."""
 
@@ -228,6 +241,7 @@ STATUS_BY_ERROR: dict[type[EngineError], int] = {
     MalformedJSON: 400,
     InvalidRequest: 422,
     NotReady: 503,
+    AnalysisTimeout: 503,
     InternalError: 500,
     AdminOff: 404,
     # 429, not 503: shedding load is the service working as designed, and callers retry it.
@@ -258,7 +272,7 @@ def status_of(error: EngineError) -> int:
 def headers_of(error: EngineError) -> dict[str, str]:
     """Headers a status needs: Retry-After when shedding load or not ready, a challenge when
     unauthorised, what a plain HTTP error carries."""
-    if isinstance(error, Overloaded):
+    if isinstance(error, Overloaded | AnalysisTimeout):
         return {"Retry-After": str(error.retry_after)}
     if isinstance(error, errors.TableNotReady | NotReady):
         return {"Retry-After": "1"}

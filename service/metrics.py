@@ -94,6 +94,18 @@ INDEX_BUILD_PROGRESS = Gauge(
     ["table"],
 )
 
+ANALYSES = Counter(
+    f"{PREFIX}_analyses_total",
+    "Analyses by kind (analysis, projection) and how they ended: answered (computed, or "
+    "refused by their own checks), dropped (given up before they started: the client left, "
+    "the deadline passed, the server stopped), abandoned (given up while they ran, stopped at "
+    "their next safe point). Those refused at the queue's bound count in errors_total.",
+    ["kind", "outcome"],
+)
+for _kind in ("analysis", "projection"):
+    for _outcome in ("answered", "dropped", "abandoned"):
+        ANALYSES.labels(_kind, _outcome)
+
 
 @contextmanager
 def timed(operation: str) -> Iterator[None]:

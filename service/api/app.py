@@ -141,6 +141,7 @@ def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
         in_flight=app.state.in_flight,
         routes=app.state.routes,
         services=app.state.services if settings.direct_queries else None,
+        queues=app.state.runtime.queues,
     )
     if settings.cors_origins:
         app.add_middleware(

@@ -19,7 +19,9 @@ In this order, each refusal answered in the one error envelope (service/errors.p
    A refusal before the body is read (401, 413) closes the connection: a body still coming
    is never read after its answer.
 4. **In flight**: at most `max_in_flight` table requests at once, counted once their body has
-   arrived; past it, 429 (the connection protocol refuses them earlier still, unread).
+   arrived; past it, 429 (the connection protocol refuses them earlier still, unread). An
+   analysis (an operation with a `queue`) is first admitted by its own queue, else answered
+   429 before it takes a slot (runtime/analyses.py), and is cancelled if its client leaves.
 5. **The door**: a POST /v1/tables/{table}/{operation} goes straight to operations.door.answer,
    the function the FastAPI route calls too (the same parsing, validation, answer and errors,
    by construction) without routing and dependency solving; `direct_queries = false` sends it
@@ -38,9 +40,12 @@ from __future__ import annotations
 import hmac
 import re
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+import anyio
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -51,6 +56,7 @@ from service.explorer import is_page_path
 from service.metrics import IN_FLIGHT, REQUEST_SECONDS, REQUESTS
 from service.operations.catalog import OPERATIONS, Operation
 from service.operations.door import Services, answer
+from service.runtime.analyses import AnalysisQueue
 from service.runtime.batching import InFlight
 
 # Table requests: the only work bounded in flight (probes, scrapes and admin calls must get
@@ -99,6 +105,7 @@ class Edge:
         in_flight: InFlight,
         routes: dict[str, frozenset[str]],
         services: Services | None,
+        queues: Mapping[str, AnalysisQueue],
     ) -> None:
         self.app = app
         self.keys = keys
@@ -109,6 +116,8 @@ class Edge:
         self.services = services
         # For metrics labels and for which requests may have their body read.
         self.routes = compiled_routes(routes)
+        # The analyses' queues by kind (Operation.queue).
+        self.queues = queues
         # (template, method, status class) -> the labelled histogram and counter: labels()
         # costs microseconds per call, on every request.
         self.children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
@@ -162,25 +171,44 @@ class Edge:
                 status[0] = await refuse(error, send, close=True)
                 return
             if not path.startswith(BOUNDED_PREFIX):
-                await self._dispatch(scope, body, receive, send, status)
+                await self._dispatch(None, scope, body, receive, send, status)
+                return
+            target = target_of(scope)
+            queue = None if target is None else self.queue_of(target[1])
+            if queue is not None and queue.admitted.full():  # an analysis: its own bound first
+                status[0] = await refuse(queue.admitted.overloaded(), send)
                 return
             if self.in_flight.full():
                 status[0] = await refuse(self.in_flight.overloaded(), send)
                 return
             self.in_flight.count += 1
             try:
-                await self._dispatch(scope, body, receive, send, status)
+                if queue is None:
+                    await self._dispatch(target, scope, body, receive, send, status)
+                else:
+                    dispatch = partial(self._dispatch, target, scope, body, receive, send, status)
+                    await analyse(queue, dispatch, receive)
             finally:
                 self.in_flight.count -= 1
         finally:
             self.held -= reserved[0]
 
+    def queue_of(self, operation: Operation) -> AnalysisQueue | None:
+        """The queue an analysis waits in; None for a query."""
+        return None if operation.queue is None else self.queues[operation.queue]
+
     async def _dispatch(
-        self, scope: Scope, body: bytes, receive: Receive, send: Send, status: list[int]
+        self,
+        target: tuple[str, Operation] | None,
+        scope: Scope,
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        status: list[int],
     ) -> None:
-        """A query to the door (when `direct_queries` is on), anything else to the app."""
+        """A query (`target`: its table and operation) to the door when `direct_queries` is on;
+        anything else to the app."""
         services = self.services
-        target = target_of(scope) if services is not None else None
         if services is None or target is None:
             await self._to_app(scope, body, receive, send, status)
             return
@@ -293,6 +321,28 @@ def has_body(scope: Scope) -> bool:
         if name == b"transfer-encoding":
             return True
     return False
+
+
+async def analyse(
+    queue: AnalysisQueue, work: Callable[[], Awaitable[None]], receive: Receive
+) -> None:
+    """`work()`, an analysis: counted in its queue's bound, and cancelled if the client
+    disconnects first. Its body has been read, so the next message is the disconnect; the
+    watch costs a task, which only analyses pay."""
+    queue.admitted.count += 1
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            await work()
+            group.cancel_scope.cancel()
+    finally:
+        queue.admitted.count -= 1
 
 
 def matches(presented: bytes, keys: tuple[bytes, ...]) -> bool:

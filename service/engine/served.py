@@ -11,6 +11,7 @@ from datetime import datetime
 from functools import cached_property
 
 from service.engine.analysis.diagnostics import TableDiagnostics
+from service.engine.analysis.evaluation import KeptEvaluations
 from service.engine.analysis.projection import Projector
 from service.engine.analysis.trajectory import TrainingSummary
 from service.engine.indexes.building import Indexing
@@ -38,6 +39,8 @@ class ServedTable:
     projector: Projector = field(init=False, repr=False, compare=False)
     # Likewise the diagnostics: computed once per load, dropped with it.
     diagnostics: TableDiagnostics = field(init=False, repr=False, compare=False)
+    # And the evaluations by the built-in sets.
+    evaluations: KeptEvaluations = field(init=False, repr=False, compare=False)
     # Splits text into rows: the model's tokenizer, or the vocabulary with the case fallback.
     text: TextTokenizer = field(init=False, repr=False, compare=False)
     # Its checkpoints (one for a plain table); the served one is the last.
@@ -51,6 +54,7 @@ class ServedTable:
             object.__setattr__(self, "indexing", Indexing(self.search, IndexParameters()))
         object.__setattr__(self, "projector", Projector(self.table, self.search.store))
         object.__setattr__(self, "diagnostics", TableDiagnostics(self.table, self.search.store))
+        object.__setattr__(self, "evaluations", KeptEvaluations())
         tokenizer = text_tokenizer(self.table, self.case_insensitive, self.name)
         object.__setattr__(self, "text", tokenizer)
         object.__setattr__(self, "versions", Versions(self.table, self.name))

@@ -51,6 +51,9 @@ class Operation:
     # length): checked on the parsed JSON before validation too, so a list over its setting
     # costs no validator per item (10,000 analogy terms: 91 ms of the event loop).
     configured: tuple[tuple[str, Callable[[Limits, int], None]], ...] = ()
+    # An analysis: the kind of queue it waits in (Runtime.queues), admitted there by the edge
+    # instead of taking a slot of max_in_flight. None: a query.
+    queue: str | None = None
 
     @cached_property
     def most_items(self) -> dict[str, int]:
@@ -129,20 +132,26 @@ SIMILARITY = Operation(
     configured=_batches("pairs", "tokens"),
 )
 SCORE = Operation("score", TypeAdapter(ScoreRequest), vectors.score)
-PROJECTION = Operation("projection", TypeAdapter(ProjectionRequest), projection.projection)
+PROJECTION = Operation(
+    "projection", TypeAdapter(ProjectionRequest), projection.projection, queue="projection"
+)
 PROJECT = Operation(
     "project",
     TypeAdapter(ProjectRequest),
     projection.project,
     configured=_batches("tokens", "vectors", "vectors_b64"),
+    queue="projection",
 )
 DIAGNOSTICS = Operation(
     "diagnostics",
     TypeAdapter(DiagnosticsRequest),
     diagnostics.diagnostics,
     configured=_batches("tokens"),
+    queue="analysis",
 )
-EVALUATE = Operation("evaluate", TypeAdapter(EvaluateRequest), diagnostics.evaluate)
+EVALUATE = Operation(
+    "evaluate", TypeAdapter(EvaluateRequest), diagnostics.evaluate, queue="analysis"
+)
 TOKENIZE = Operation(
     "tokenize",
     TypeAdapter(TokenizeRequest),
@@ -157,8 +166,10 @@ COSINES = Operation(
     configured=(("positive", Limits.check_terms), ("negative", Limits.check_terms)),
 )
 RANK = Operation("rank", TypeAdapter(RankRequest), ranking.rank, configured=_batches("others"))
-TRAJECTORY = Operation("trajectory", TypeAdapter(TrajectoryRequest), training.trajectory)
-DRIFT = Operation("drift", TypeAdapter(DriftRequest), training.drift)
+TRAJECTORY = Operation(
+    "trajectory", TypeAdapter(TrajectoryRequest), training.trajectory, queue="projection"
+)
+DRIFT = Operation("drift", TypeAdapter(DriftRequest), training.drift, queue="analysis")
 OPERATIONS = {
     op.name: op
     for op in (

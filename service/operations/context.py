@@ -18,7 +18,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import anyio
 import numpy as np
 import orjson
 
@@ -70,16 +69,14 @@ class Context:
 
     async def at_checkpoint(self, checkpoint: int) -> Context:
         """This context with the table as it was at `checkpoint` (UnknownCheckpoint if it has
-        none such). A view not kept is built on a worker thread, one build at a time."""
+        none such). A view not kept is built as an analysis (runtime/analyses.py)."""
         served = self.served
         if served.versions.check(checkpoint) == served.versions.last:
             return self
         view = served.views.kept(checkpoint)
         if view is None:
             keep = self.limits.settings.checkpoint_views
-            view = await anyio.to_thread.run_sync(
-                served.at, checkpoint, keep, limiter=self.runtime.analyses
-            )
+            view = await self.runtime.analyses.run(served.at, checkpoint, keep)
         return replace(self, served=view)
 
 

@@ -1,8 +1,9 @@
 """Answering /diagnostics and /evaluate: which rows not to trust, and how good the table is.
 
-Both pass over the whole table, so they run on a worker thread, never on the event loop, at
-most analysis_concurrency at a time. A table's default diagnostics are computed once per load
-(in the background right after it, with diagnostics_at_load) and cached with it.
+Both pass over the whole table, so they run as analyses (runtime/analyses.py): on a thread of
+their own, never on the event loop, at most analysis_concurrency at a time, within a deadline.
+A table's default diagnostics are computed once per load (in the background right after it,
+with diagnostics_at_load) and cached with it; so is an evaluation by a built-in set.
 
 Their answers are written as plain dicts from the engine's results (the reports below): the
 command line prints the same dicts (`embedding-service diagnose` / `evaluate`), so the shapes
@@ -14,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import anyio
 import numpy as np
 
 from service.data import builtin_text
@@ -72,7 +72,7 @@ async def evaluate(body: EvaluateRequest, context: Context) -> bytes:
 
 
 async def _off_loop(context: Context, work: Callable[[], bytes]) -> bytes:
-    return await anyio.to_thread.run_sync(work, limiter=context.runtime.analyses)
+    return await context.runtime.analyses.run(work)
 
 
 def diagnostics_answer(
@@ -115,22 +115,41 @@ def _analysis(
     return diagnostics.by_reference(Reference(rows, what))
 
 
+Evaluation = AnalogyEvaluation | PairsEvaluation
+
+
 def evaluation_answer(served: ServedTable, limits: Limits, body: EvaluateRequest) -> dict[str, Any]:
-    """gensim's analogy or word-pair figures for the request's set."""
+    """gensim's analogy or word-pair figures for the request's set; a built-in set's are
+    computed once per table load (builtin_evaluations_kept of them)."""
     source, kind, text = _evaluation_set(body)
+
+    def compute() -> Evaluation:
+        with timed("evaluate"):
+            return _evaluation(served, limits, body, kind, text)
+
+    if body.builtin is None:
+        evaluation = compute()
+    else:
+        key = (body.builtin, body.restrict, body.case_insensitive, body.dummy4unknown)
+        kept = limits.settings.builtin_evaluations_kept
+        evaluation = served.evaluations.get(key, compute, kept)
+    if isinstance(evaluation, AnalogyEvaluation):
+        return analogy_report(evaluation, source, body.questions)
+    return pairs_report(evaluation, source)
+
+
+def _evaluation(
+    served: ServedTable, limits: Limits, body: EvaluateRequest, kind: str, text: str
+) -> Evaluation:
     search, restrict, folded = served.search, body.restrict, body.case_insensitive
     dummy = body.dummy4unknown
-    with timed("evaluate"):
-        if kind == "analogies":
-            parsed = read_questions(text, folded)
-            limits.check_questions(len(parsed.questions))
-            evaluation = evaluate_analogies(
-                search, parsed, restrict, folded, EVALUATION_BATCH, dummy
-            )
-            return analogy_report(evaluation, source, body.questions)
-        pairs = read_pairs(text, folded)
-        limits.check_questions(len(pairs.pairs))
-        return pairs_report(evaluate_pairs(search, pairs, restrict, folded, dummy), source)
+    if kind == "analogies":
+        parsed = read_questions(text, folded)
+        limits.check_questions(len(parsed.questions))
+        return evaluate_analogies(search, parsed, restrict, folded, EVALUATION_BATCH, dummy)
+    pairs = read_pairs(text, folded)
+    limits.check_questions(len(pairs.pairs))
+    return evaluate_pairs(search, pairs, restrict, folded, dummy)
 
 
 def _evaluation_set(body: EvaluateRequest) -> tuple[str, str, str]:

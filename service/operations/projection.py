@@ -1,15 +1,15 @@
 """Answering projection requests: a table's PCA picture, and rows or vectors placed on it.
 
 The fit (once per table load), projecting up to max_projection_points rows and writing the
-answer run on a worker thread, never on the event loop, at most projection_concurrency at a
-time (a 20,000-point answer holds about 40 MB while it is built).
+answer run as analyses in the projections' queue (runtime/analyses.py): on a thread of their
+own, never on the event loop, at most projection_concurrency at a time (a 20,000-point answer
+holds about 40 MB while it is built).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import anyio
 import numpy as np
 
 from service.engine.analysis.projection import Basis, Projector
@@ -32,8 +32,7 @@ async def project(body: ProjectRequest, context: Context) -> bytes:
 
 
 async def _off_loop(context: Context, work: Any, body: Any) -> bytes:
-    limiter = context.runtime.projections
-    return await anyio.to_thread.run_sync(work, body, context, limiter=limiter)
+    return await context.runtime.projections.run(work, body, context)
 
 
 def _projection(body: ProjectionRequest, context: Context) -> bytes:

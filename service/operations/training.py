@@ -1,9 +1,10 @@
 """Answering /trajectory and /drift: a table's versions followed, and two versions compared.
 
 Both pass over whole checkpoints (the summary once per load, the drift per request), so their
-numpy work runs on worker threads: a trajectory as a projection (projection_concurrency at a
-time), a drift as an analysis (analysis_concurrency). Drift's neighbour lists are /neighbors
-answers at each version, through the same resolver and search batcher.
+numpy work runs as analyses (runtime/analyses.py): a trajectory in the projections' queue
+(projection_concurrency at a time), a drift in the analyses' (analysis_concurrency). Drift's
+neighbour lists are /neighbors answers at each version, through the same resolver and search
+batcher.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import anyio
 import numpy as np
 
 from service.engine.analysis import drift as moves
@@ -35,8 +35,7 @@ DEFAULT_DRIFT_LIMIT = 100
 
 async def trajectory(body: TrajectoryRequest, context: Context) -> bytes:
     """The /trajectory answer."""
-    limiter = context.runtime.projections
-    return await anyio.to_thread.run_sync(_trajectory, body, context, limiter=limiter)
+    return await context.runtime.projections.run(_trajectory, body, context)
 
 
 def _trajectory(body: TrajectoryRequest, context: Context) -> bytes:
@@ -124,9 +123,7 @@ async def drift(body: DriftRequest, context: Context) -> bytes:
     versions = [_version(context, body.source), _version(context, body.target)]
     _check_widths(*versions)
     named = [await _named(context, version, body.tokens, k) for version in versions]
-    return await anyio.to_thread.run_sync(
-        _drift_answer, versions, body.tokens, named, limit, limiter=context.runtime.analyses
-    )
+    return await context.runtime.analyses.run(_drift_answer, versions, body.tokens, named, limit)
 
 
 Version = tuple[ServedTable, int]

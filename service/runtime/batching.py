@@ -41,12 +41,14 @@ class InFlight:
     Shared by the edge (service/api/edge.py), which counts them, the connection protocol
     (service/server/connections.py), which refuses a table request at once, without reading
     its body, while the count is at its limit, and the batchers, which size their batches by
-    it. One event loop runs them all, so a plain counter is exact.
+    it. One event loop runs them all, so a plain counter is exact. Each queue of analyses
+    counts the analyses it admits with one of its own (runtime/analyses.py).
     """
 
-    def __init__(self, limit: int, retry_after: int) -> None:
+    def __init__(self, limit: int, retry_after: int, what: str = "requests in flight") -> None:
         self.limit = limit
         self.retry_after = retry_after
+        self.what = what
         self.count = 0
 
     def full(self) -> bool:
@@ -55,7 +57,7 @@ class InFlight:
 
     def overloaded(self) -> Overloaded:
         """The error a refused request gets."""
-        return Overloaded("requests in flight", self.limit, self.retry_after)
+        return Overloaded(self.what, self.limit, self.retry_after)
 
 
 # A queued item: the item, its caller's future, when it was queued, and which submission

@@ -16,6 +16,7 @@ from service.engine.search.cosine import CosineSearch, SearchItem, search_items
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
 from service.engine.search.scoring import score_items
 from service.engine.threads import limit_compute_threads, limit_openmp
+from service.runtime.analyses import AnalysisQueue
 from service.runtime.batching import Batcher, InFlight
 from service.runtime.cache import ResultCache
 from service.runtime.heap import HeapTrimmer
@@ -47,8 +48,8 @@ WORK_THREADS = 4
 
 class Runtime:
     """One search batcher (neighbours and analogies), one scoring batcher, the count of table
-    requests in flight they share, one cache, and the thread that hands freed heap pages back
-    to the system."""
+    requests in flight they share, the two queues of analyses, one cache, and the thread that
+    hands freed heap pages back to the system."""
 
     def __init__(self, settings: Settings) -> None:
         threads = partial(limit_openmp, settings.compute_threads)
@@ -68,19 +69,24 @@ class Runtime:
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.settings = settings
         self.heap = HeapTrimmer()
+        # Diagnostics, evaluations, drifts and checkpoints' views; projections and trajectories.
+        self.analyses = AnalysisQueue("analysis", settings.analysis_concurrency, settings, threads)
+        self.projections = AnalysisQueue(
+            "projection", settings.projection_concurrency, settings, threads
+        )
+        # By kind, as an operation names the queue it waits in (operations/catalog.py).
+        self.queues = {queue.kind: queue for queue in (self.analyses, self.projections)}
         # Made in start(): an anyio limiter belongs to the running event loop.
-        self.projections: anyio.CapacityLimiter | None = None
         self.threads: anyio.CapacityLimiter | None = None
-        self.analyses: anyio.CapacityLimiter | None = None
 
     def start(self) -> None:
         """Tune threads and the heap for serving, then start the batchers on the event loop."""
         limit_compute_threads(self.settings.compute_threads)
         sys.setswitchinterval(self.settings.switch_interval_ms / 1000)
         settle_heap()
-        self.projections = anyio.CapacityLimiter(self.settings.projection_concurrency)
         self.threads = anyio.CapacityLimiter(WORK_THREADS)
-        self.analyses = anyio.CapacityLimiter(self.settings.analysis_concurrency)
+        self.analyses.start()
+        self.projections.start()
         self.search.start()
         self.score.start()
         self.heap.start()
@@ -89,8 +95,15 @@ class Runtime:
         """`work(*args)` on a worker thread, at most WORK_THREADS at once."""
         return await anyio.to_thread.run_sync(partial(work, *args), limiter=self.threads)
 
+    def stop_analyses(self) -> None:
+        """Answer every analysis queued or running NotReady, the running ones stopped at their
+        next safe point: the server is stopping."""
+        self.analyses.close()
+        self.projections.close()
+
     async def close(self) -> None:
-        """Stop the batchers and the heap trimmer."""
+        """Stop the analyses, the batchers and the heap trimmer."""
+        self.stop_analyses()
         await self.search.close()
         await self.score.close()
         self.heap.close()

@@ -2,7 +2,9 @@
 
 SIGTERM: readiness turns 503 at once while requests are still served for `drain_seconds`, so
 load balancers stop routing here; then uvicorn stops accepting connections, lets in-flight
-requests finish within its `timeout_graceful_shutdown`, and the process exits. SIGINT (Ctrl-C)
+requests finish within its `timeout_graceful_shutdown`, and the process exits. Analyses are
+not waited for: when the drain ends, those queued are answered 503 and those running stopped
+at their next safe point (runtime/analyses.py), so they cannot hold the exit. SIGINT (Ctrl-C)
 skips the drain. SIGHUP re-reads the key files and reloads every table in the background, each
 swapped in atomically. SIGUSR1 re-reads the key files only (key rotation without paying a
 reload of every table, or its memory).
@@ -24,6 +26,7 @@ import uvicorn
 from service.api.keys import KeyRing
 from service.loading.registry import Registry
 from service.loading.tables import TableLoader
+from service.runtime.runtime import Runtime
 
 LOGGER = logging.getLogger("service.server.graceful")
 
@@ -38,11 +41,13 @@ class GracefulServer(uvicorn.Server):
         loader: TableLoader,
         keys: KeyRing,
         drain_seconds: float,
+        runtime: Runtime | None = None,
     ) -> None:
         super().__init__(config)
         self.registry = registry
         self.loader = loader
         self.keys = keys
+        self.runtime = runtime
         self.drain_seconds = drain_seconds
         self.exit_at: float | None = None
         # Logged once the app has started and the socket is served (serve.ready_line).
@@ -53,6 +58,12 @@ class GracefulServer(uvicorn.Server):
         await super().startup(sockets)
         if self.ready_line is not None and self.started:
             LOGGER.info("%s", self.ready_line)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Answer the analyses queued and stop those running, then uvicorn's shutdown."""
+        if self.runtime is not None:
+            self.runtime.stop_analyses()
+        await super().shutdown(sockets)
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         """First SIGTERM: unready, then stop after the drain; anything else: uvicorn's way."""

@@ -100,7 +100,9 @@ def _run_server(settings: Any, registry: Any, sock: Any, announce: bool) -> int:
         loop=FACTORIES[settings.event_loop],
     )
     state = app.state
-    server = GracefulServer(config, registry, state.loader, state.keys, settings.drain_seconds)
+    server = GracefulServer(
+        config, registry, state.loader, state.keys, settings.drain_seconds, state.runtime
+    )
     if announce:  # one line per server, not one per worker
         server.ready_line = ready_line(base_url(sock))
     server.run(sockets=[sock])

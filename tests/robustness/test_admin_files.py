@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pydantic import ValidationError
 
 from service.config import Settings, default_table
+from service.engine.errors import TableLoadError
+from service.engine.files.reading import confined
+from service.engine.indexes.files import load_index
+from service.engine.search.approximate import IndexParameters
+from service.engine.tables.prepared import write_prepared
+from service.engine.tables.table import EmbeddingTable
 from tests.checkpoint_sets import write_checkpoint_set
+from tests.conftest import SMALL_TOKENS, small_vectors
 from tests.robustness.conftest import AppFactory, assert_envelope
 
 ADMIN = {"authorization": "Bearer admin-key"}
@@ -116,3 +125,58 @@ def test_a_checkpoint_set_is_confined_file_by_file(make_client: AppFactory, tmp_
         error = add(client, {"name": "y", "checkpoints": str(run)})
         assert "outside the allowed tables directory" in error["message"]
     assert not leaks(error)
+
+
+def test_every_file_a_prepared_manifest_names_is_confined(
+    make_client: AppFactory, tmp_path: Path
+) -> None:
+    """A prepared folder inside the allowed folder whose manifest names files outside it (by
+    absolute path, or through a link in the folder) is refused, and the error says nothing of
+    those files: neither their values (served by /lookup before), nor their size, dtype or
+    shape (quoted by the checks before)."""
+    allowed = tmp_path / "allowed"
+    metadata = {"count": list(range(9)), "pos": ["n", "v", "x", "", "a", "b", "c", "d", "e"]}
+    folder = write_prepared(
+        EmbeddingTable(SMALL_TOKENS, small_vectors(), metadata, source="small"),
+        allowed / "prepared",
+    )
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    np.save(outside / "secret.npy", np.arange(9, dtype=np.int64) * 1000 + 777)
+    np.save(outside / "other.npy", np.zeros((3, 5), dtype=np.float32))
+    (outside / "secret.bin").write_bytes(SECRET.encode())
+    cases = {
+        "absolute": ("values", str(outside / "secret.npy")),
+        "dtype-and-shape": ("values", str(outside / "other.npy")),
+        "size": ("bytes", str(outside / "secret.bin")),
+        "linked": ("values", "linked.npy"),
+    }
+    with make_client(admin_key="admin-key", admin_tables_dir=allowed) as client:
+        for name, (part, named) in cases.items():
+            copy = allowed / name
+            shutil.copytree(folder, copy)
+            (copy / "linked.npy").symlink_to(outside / "secret.npy")
+            manifest = json.loads((copy / "table.json").read_text())
+            column = manifest["metadata"][0 if part == "values" else 1]
+            column[part] = {**column[part], "file": named, "crc32": None}
+            (copy / "table.json").write_text(json.dumps(manifest))
+            error = add(client, {"name": name, "path": str(copy)})
+            assert "resolves outside the allowed tables directory" in error["message"], error
+            text = str(error)
+            for quoted in ("777", "1777", "<f4", "<i8", "[3, 5]", "[9]", str(len(SECRET))):
+                assert quoted not in text, (name, quoted, text)
+            assert not leaks(error)
+
+
+def test_an_index_sidecar_outside_the_folder_is_not_read(tmp_path: Path) -> None:
+    """A prepared folder's index.json linked to a file outside: refused before it is read."""
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    outside = tmp_path / "sidecar.json"
+    outside.write_text(json.dumps({"format": "embedding-service-index", "version": 424242}))
+    (allowed / "index.faiss").write_bytes(b"not read either")
+    (allowed / "index.json").symlink_to(outside)
+    with confined(allowed), pytest.raises(TableLoadError) as refused:
+        load_index(allowed / "index.faiss", IndexParameters(), "fingerprint", 9, 4)
+    assert "resolves outside the allowed tables directory" in refused.value.message
+    assert "424242" not in refused.value.message

@@ -10,10 +10,14 @@ repeated name as a new section, as gensim does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from service.engine.errors import InvalidQuery
+from service.engine.safe_points import safe_point
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import AnalogyQuery, SearchOptions, Term
 
@@ -22,6 +26,7 @@ GENSIM_RESTRICT = 300_000
 # gensim's figures come from exhaustive search, so evaluation never takes an index's shortcut.
 EXHAUSTIVE = SearchOptions(exact=True)
 Question = tuple[str, str, str, str]
+T = TypeVar("T")
 
 
 @dataclass
@@ -132,6 +137,7 @@ def evaluate_analogies(
     fold = str.upper if case_insensitive else str.__str__
     predictions: list[str] = []
     for start in range(0, len(known), batch_size):
+        safe_point()  # a caller that gave up stops here: 20,000 questions take seconds
         chunk = known[start : start + batch_size]
         predictions += _predict(search, words, chunk, restrict_vocab, fold)
     predicted = iter(predictions)
@@ -179,3 +185,28 @@ def _first_new(predictions: Iterable[str], inputs: set[str]) -> str:
         if predicted not in inputs:
             break
     return predicted
+
+
+class KeptEvaluations:
+    """One table load's evaluations by the sets shipped with the service, each computed once
+    and answered from then on; a reload makes a new ServedTable, and so new ones. The last
+    `keep` distinct ones are kept (the same set under other options is another one)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def get(self, key: Hashable, compute: Callable[[], T], keep: int) -> T:
+        """The evaluation kept under `key`, else compute()'s, kept. One computation at a time:
+        a caller of the same key waits for it rather than computing it again, and one that
+        fails or is abandoned (safe_points.py) keeps nothing."""
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                kept: T = self._kept[key]
+                return kept
+            evaluation = compute()
+            self._kept[key] = evaluation
+            while len(self._kept) > max(keep, 1):
+                self._kept.popitem(last=False)
+            return evaluation

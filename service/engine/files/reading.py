@@ -29,8 +29,9 @@ def confined(root: Path | None) -> Iterator[None]:
     """Within the block, every file a loader opens must resolve (symlinks followed) inside
     `root`, or the load fails with TableLoadError; None confines nothing.
 
-    Every loader checks a file with require_file before it opens it, so this covers the files
-    found inside a model directory (vocabulary, tokenizer, shards) as well as the named ones.
+    Every loader checks a file with require_file (or check_confined) before it opens it, so
+    this covers the files found inside a model directory (vocabulary, tokenizer, shards) and
+    those a prepared folder's manifest names (tables/stored.py) as well as the named ones.
     """
     token = _ROOT.set(None if root is None else root.resolve())
     try:
@@ -39,12 +40,18 @@ def confined(root: Path | None) -> Iterator[None]:
         _ROOT.reset(token)
 
 
-def require_file(path: Path) -> int:
-    """Size of `path`; raises TableLoadError unless it is a non-empty regular file (inside the
-    confining folder, when there is one)."""
+def check_confined(path: Path) -> None:
+    """TableLoadError unless `path` resolves (symlinks followed) inside the confining folder,
+    when there is one; before anything is read of it, so the error says nothing of the file."""
     root = _ROOT.get()
     if root is not None and not path.resolve().is_relative_to(root):
         raise TableLoadError(path, f"resolves outside the allowed tables directory {root}")
+
+
+def require_file(path: Path) -> int:
+    """Size of `path`; raises TableLoadError unless it is a non-empty regular file (inside the
+    confining folder, when there is one)."""
+    check_confined(path)
     try:
         status = path.stat()
     except FileNotFoundError:

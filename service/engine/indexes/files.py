@@ -24,7 +24,7 @@ import faiss
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.files.reading import require_file
+from service.engine.files.reading import check_confined, require_file
 from service.engine.files.writing import check_file_target, staging_file
 from service.engine.indexes.recall import Recall, Truth
 from service.engine.search.approximate import (
@@ -127,6 +127,7 @@ def load_index(
 
 
 def _read_sidecar(path: Path) -> dict[str, Any] | None:
+    check_confined(path)
     if not path.exists():
         return None
     try:

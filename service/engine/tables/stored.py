@@ -19,6 +19,7 @@ from typing import Any, overload
 import numpy as np
 
 from service.engine.errors import TableLoadError
+from service.engine.files.reading import check_confined
 from service.engine.tables.vocabulary import PackedStrings
 
 MetadataValue = int | float | str
@@ -46,8 +47,10 @@ def save_array(
 
 def open_array(folder: Path, entry: dict[str, Any]) -> np.ndarray:
     """The array an entry names, memory-mapped; TableLoadError naming its file when it is
-    missing, of another dtype or shape than the manifest says, or fails its checksum."""
+    outside the confining folder (files/reading.py), missing, of another dtype or shape than
+    the manifest says, or fails its checksum."""
     path = folder / entry["file"]
+    check_confined(path)
     try:
         array = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
@@ -74,6 +77,7 @@ def save_bytes(folder: Path, name: str, data: bytes) -> dict[str, Any]:
 def open_bytes(folder: Path, entry: dict[str, Any]) -> Any:
     """The bytes an entry names, memory-mapped (b"" when empty), checked like open_array."""
     path = folder / entry["file"]
+    check_confined(path)
     try:
         with path.open("rb") as handle:
             size = path.stat().st_size
