@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import urllib.error
@@ -14,67 +13,6 @@ import numpy as np
 import pytest
 
 from harness.server import running_server
-from service.config import Settings
-from service.errors import Overloaded
-from service.runtime.batching import Batcher
-from tests.test_batching import Recorder
-
-
-def test_the_queue_refuses_items_past_its_bound_and_serves_the_rest() -> None:
-    recorder = Recorder()
-    batcher = Batcher(
-        "test", recorder, Settings(batch_max_size=100, max_queue=3, retry_after_seconds=2)
-    )
-
-    async def scenario() -> tuple[list, int]:
-        batcher.start()
-        recorder.release.clear()
-        first = asyncio.ensure_future(batcher.submit(0))  # taken by the worker, held
-        await asyncio.sleep(0.05)
-        queued = [asyncio.ensure_future(batcher.submit(item)) for item in (1, 2, 3, 4, 5)]
-        await asyncio.sleep(0.05)
-        assert batcher.queued == 3
-        recorder.release.set()
-        results = await asyncio.gather(first, *queued, return_exceptions=True)
-        after = await batcher.submit(6)
-        await batcher.close()
-        return results, after
-
-    results, after = asyncio.run(scenario())
-    assert results[:4] == [0, 2, 4, 6]
-    assert all(isinstance(result, Overloaded) for result in results[4:])
-    assert results[4].retry_after == 2 and results[4].details["limit"] == 3
-    assert after == 12
-
-
-def test_a_request_batch_is_admitted_whole_or_not_at_all() -> None:
-    recorder = Recorder()
-    batcher = Batcher("test", recorder, Settings(batch_max_size=100, max_queue=4))
-
-    async def scenario() -> tuple[object, list, list]:
-        batcher.start()
-        recorder.release.clear()
-        first = asyncio.ensure_future(batcher.submit(0))
-        await asyncio.sleep(0.05)
-        fits = asyncio.ensure_future(batcher.submit_many([1, 2]))
-        await asyncio.sleep(0.01)
-        try:
-            await batcher.submit_many([3, 4, 5])
-            refused: object = None
-        except Overloaded as error:
-            refused = error
-        assert batcher.queued == 2  # nothing of the refused batch was queued
-        recorder.release.set()
-        done = await asyncio.gather(first, fits)
-        # An empty queue admits a batch larger than the bound: it could never fit otherwise.
-        large = await batcher.submit_many(list(range(10)))
-        await batcher.close()
-        return refused, done, large
-
-    refused, done, large = asyncio.run(scenario())
-    assert isinstance(refused, Overloaded)
-    assert done == [0, [2, 4]]
-    assert large == [item * 2 for item in range(10)]
 
 
 def post(url: str, body: dict) -> tuple[int, dict, dict]:

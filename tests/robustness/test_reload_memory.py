@@ -11,26 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from service.config import Settings, TableSpec
-from service.loading.tables import TableLoader, load_registry
 from tests.robustness.conftest import AppFactory
 from tests.robustness.servers import call, server_process
 
 ADMIN = "an-admin-key-long-enough-1234"
-
-
-def test_a_reloaded_table_is_freed_by_reference_counting_alone(table_path: Path) -> None:
-    settings = Settings(tables=[TableSpec(name="small", path=table_path)])
-    registry = load_registry(settings)
-    loader = TableLoader(registry, settings)
-    old = weakref.ref(registry.get("small"))
-    rows = weakref.ref(registry.get("small").table)
-    gc.disable()
-    try:
-        loader.reload("small")
-        assert old() is None and rows() is None
-    finally:
-        gc.enable()
 
 
 def test_a_running_app_keeps_no_table_of_its_start_after_a_reload(

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from service.operations import projection
-from tests.robustness.conftest import AppFactory
+from tests.conftest import AppOf
 
 
 def test_projections_run_at_most_projection_concurrency_at_once(
-    make_client: AppFactory, monkeypatch: pytest.MonkeyPatch
+    app_of: AppOf, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     running = 0
     most = 0
@@ -32,7 +32,7 @@ def test_projections_run_at_most_projection_concurrency_at_once(
         return real(*args)
 
     monkeypatch.setattr(projection, "_projection", slow_projection)
-    with make_client(projection_concurrency=2) as client, ThreadPoolExecutor(8) as pool:
+    with app_of(projection_concurrency=2) as client, ThreadPoolExecutor(8) as pool:
         calls = [
             pool.submit(client.post, "/v1/tables/small/projection", json={"points": 5})
             for _ in range(8)
