@@ -70,7 +70,8 @@ class ServedTable:
 
     @cached_property
     def cache_prefix(self) -> bytes:
-        """What keys this load's cached answers apart from any other table's or load's."""
+        """What keys this load's cached answers apart from any other table's or load's (the
+        answer cache adds the indexes attached since: answers change with each)."""
         return f"{self.name}\0{self.loaded_at.isoformat()}\0".encode()
 
 

@@ -306,8 +306,7 @@ class Resolver:
         return directions
 
     def exclusions(self, tokens: Sequence[str]) -> frozenset[int]:
-        """Rows of the extra exclusions."""
-        self.limits.check_exclusions(len(tokens))
+        """Rows of the extra exclusions (their number checked before validation)."""
         return frozenset(self.rows[t] for t in tokens)
 
     def neighbor_query(

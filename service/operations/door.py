@@ -201,12 +201,16 @@ async def respond(operation: Operation, query: Any, context: Context) -> bytes:
 
 
 def cache_key(operation: Operation, query: Any, context: Context) -> bytes:
-    """A digest of the table's load, the operation and the validated query in canonical form.
+    """A digest of the table's load and index, the operation and the validated query in
+    canonical form.
 
     The canonical form is the validated model serialised with every field, defaults included,
     in declaration order: whitespace, key order and omitted defaults do not make a new entry.
     """
-    digest = hashlib.blake2b(context.served.cache_prefix, digest_size=16)
+    served = context.served
+    digest = hashlib.blake2b(served.cache_prefix, digest_size=16)
+    # An index attached after the load answers differently from the exhaustive pass before it.
+    digest.update(b"%d\0" % served.indexing.attached)
     digest.update(operation.name.encode())
     digest.update(query.__pydantic_serializer__.to_json(query))
     return digest.digest()

@@ -76,8 +76,8 @@ class Names:
 async def search(body: SearchBody, context: Context) -> bytes:
     """The JSON answer to a neighbour or analogy request, single or batch."""
     batch = isinstance(body, BATCHES)
+    # Its size, like each query's exclusions, was checked before validation (door.check_configured).
     queries: Sequence[SearchRequest] = body.queries if isinstance(body, BATCHES) else [body]
-    context.limits.check_batch(len(queries))
     names = Names.of(queries)
     among = candidate_set(body, context)
     if names.off_the_loop:

@@ -241,12 +241,6 @@ class StaleAnswers(AssertionError):
     """Answers from the cache that the table as it is served would not give."""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=StaleAnswers,
-    reason="the key names the table's load, not its index: answers cached while the index "
-    "was built are exhaustive, and served unchanged once approximate answers replace them",
-)
 def test_an_index_attached_after_the_load_is_not_answered_from_before_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:

@@ -48,6 +48,8 @@ class Indexing:
         self.truth: Truth | None = None
         self.source: str | None = None
         self.error: str | None = None
+        # Indexes attached so far: answers change with each, so the answer cache keys them.
+        self.attached = 0
         # Called with the measured recall in place, before the state says "ready": whoever
         # sees "ready" then finds what on_ready published (the service's gauges).
         self.on_ready: Callable[[Indexing], None] | None = None
@@ -64,6 +66,7 @@ class Indexing:
             self.parameters = approximate.parameters
             self.truth, self.source = truth, source
             self.search.approximate = approximate
+            self.attached += 1
             self.state = "measuring"
 
     def measure(self) -> Recall:
