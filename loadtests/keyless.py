@@ -32,8 +32,9 @@ MOST_SERIES = 2_000
 
 def pipelined_requests(connections: int, count: int, reading: bool) -> Timed:
     """`connections` clients, each writing `count` pipelined GET /healthz in one write on a
-    connection, and again on a new one whenever the server closes it; with `reading`, each
-    also reads its answers as they come."""
+    connection and holding it for the attack without reading a byte; with `reading`, each
+    reads its answers as they come, and writes again on a new connection whenever the
+    server closes one."""
     load = HEALTHZ * count
 
     def once(target: Target, deadline: float) -> None:
@@ -47,6 +48,8 @@ def pipelined_requests(connections: int, count: int, reading: bool) -> Timed:
                 sock.sendall(load)
             if reader is not None:
                 reader.join(max(0.0, deadline - time.monotonic()))
+            else:  # held, unread, whatever the server does with it
+                time.sleep(max(0.0, deadline - time.monotonic()))
 
     def run(target: Target, seconds: float) -> str:
         opened = _sustained(connections, seconds, lambda deadline: once(target, deadline))
