@@ -32,7 +32,8 @@ class Request:
     head: bytes
     body: bytes
     stopped: threading.Event
-    number: int = 0
+    connection: int  # which connection, from 1
+    on_connection: int  # which request on it, from 1
 
     @property
     def path(self) -> str:
@@ -41,11 +42,12 @@ class Request:
 
 @dataclass
 class Server:
-    """The URL of a misbehaving server and the requests it has read, in order."""
+    """The URL of a misbehaving server, the requests it has read in order, and how many it
+    read on each connection."""
 
     url: str
     paths: list[str] = field(default_factory=list)
-    connections: int = 0
+    per_connection: list[int] = field(default_factory=list)
 
 
 def answer(
@@ -106,10 +108,12 @@ def misbehaving(behaviour: Behaviour) -> Iterator[Server]:
     server = Server(f"http://127.0.0.1:{listener.getsockname()[1]}")
     stopped = threading.Event()
 
-    def serve(conn: socket.socket) -> None:
+    def serve(conn: socket.socket, connection: int) -> None:
         with suppress(OSError), conn:
             while (read := _read_request(conn)) is not None:
-                request = Request(conn, *read, stopped, number=len(server.paths))
+                server.per_connection[connection - 1] += 1
+                count = server.per_connection[connection - 1]
+                request = Request(conn, *read, stopped, connection, count)
                 server.paths.append(request.path)
                 if not behaviour(request):
                     return
@@ -120,8 +124,9 @@ def misbehaving(behaviour: Behaviour) -> Iterator[Server]:
                 conn, _ = listener.accept()
             except OSError:
                 return
-            server.connections += 1
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+            server.per_connection.append(0)
+            arguments = (conn, len(server.per_connection))
+            threading.Thread(target=serve, args=arguments, daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
     try:
