@@ -12,14 +12,17 @@ standard library (never the server's own `service` package), so importing it is 
 from embedding_service.async_client import AsyncClient
 from embedding_service.client import Client
 from embedding_service.errors import (
+    BadAnswer,
     LimitExceeded,
     NotReady,
     Overloaded,
     ServiceError,
     TableNotReady,
+    TimedOut,
     Unauthorized,
     UnknownTable,
     UnknownToken,
+    Unreachable,
 )
 from embedding_service.keyedvectors import RemoteKeyedVectors
 from embedding_service.models import Analogy, Text
@@ -27,6 +30,7 @@ from embedding_service.models import Analogy, Text
 __all__ = [
     "Analogy",
     "AsyncClient",
+    "BadAnswer",
     "Client",
     "LimitExceeded",
     "NotReady",
@@ -35,7 +39,9 @@ __all__ = [
     "ServiceError",
     "TableNotReady",
     "Text",
+    "TimedOut",
     "Unauthorized",
     "UnknownTable",
     "UnknownToken",
+    "Unreachable",
 ]

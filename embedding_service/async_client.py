@@ -10,15 +10,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import httpx
 
 from embedding_service.base import BaseClient
-from embedding_service.exchange import (
-    STALE_CONNECTION,
-    Outcome,
-    Step,
-    Wait,
-    outcome_of,
-    unanswered_as_unreachable,
-)
-from embedding_service.plans import Plan, methods
+from embedding_service.errors import TimedOut
+from embedding_service.exchange import STALE_CONNECTION, Outcome, Step, Wait
+from embedding_service.plans import Call, Plan, methods
+from embedding_service.receiving import Body, body_failures, read_answer, request_failures
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -31,7 +26,7 @@ def async_method(
 
     @functools.wraps(plan)
     async def method(self: AsyncClient, *args: P.args, **kwargs: P.kwargs) -> T:
-        return await self._run(self._steps(plan(*args, **kwargs)))
+        return await self._run(self._steps(plan(*args, **kwargs)), plan.__name__)
 
     return method
 
@@ -52,24 +47,43 @@ class AsyncClient(BaseClient):
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def _run(self, steps: Generator[Step, Outcome, T]) -> T:
+    async def _run(self, steps: Generator[Step, Outcome, T], name: str) -> T:
+        """The steps' result, within the call's timeout (its requests, retries and waits)."""
         outcome: Outcome = None
         try:
-            while True:
-                outcome = await self._perform(steps.send(outcome))
+            async with asyncio.timeout(self.timeout):
+                while True:
+                    outcome = await self._perform(steps.send(outcome))
         except StopIteration as done:
             return done.value
+        except TimeoutError:
+            message = f"{self.url}: {name} did not end within the call's timeout ({self.timeout} s)"
+            raise TimedOut(message) from None
 
     async def _perform(self, step: Step) -> Outcome:
         if isinstance(step, Wait):
             await asyncio.sleep(step.seconds)
             return None
-        with unanswered_as_unreachable(self.url, step):
-            try:
-                response = await self._http.request(step.method, step.path, json=step.body)
-            except STALE_CONNECTION:  # once more, on a new connection
-                response = await self._http.request(step.method, step.path, json=step.body)
-        return outcome_of(response)
+        where = self._where(step.path)
+        with request_failures(where):
+            response = await self._send(step)
+        try:
+            body = Body(where, response, self.max_answer_bytes)
+            with body_failures(where, response.status_code):
+                async for raw in response.aiter_raw():
+                    body.feed(raw)
+        finally:
+            await response.aclose()  # a body refused part way closes its connection
+        return read_answer(where, response, body.finish())
+
+    async def _send(self, call: Call) -> httpx.Response:
+        """The answer's head, the body left to stream; a request a kept-alive connection lost
+        is sent once more on a new one."""
+        request = self._http.build_request(call.method, call.path, json=call.body)
+        try:
+            return await self._http.send(request, stream=True)
+        except STALE_CONNECTION:  # once more, on a new connection
+            return await self._http.send(request, stream=True)
 
     tables = async_method(methods.tables)
     table = async_method(methods.table)

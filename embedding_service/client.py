@@ -11,15 +11,11 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import httpx
 
 from embedding_service.base import BaseClient, run_steps
-from embedding_service.exchange import (
-    STALE_CONNECTION,
-    Outcome,
-    Step,
-    Wait,
-    outcome_of,
-    unanswered_as_unreachable,
-)
-from embedding_service.plans import Plan, methods
+from embedding_service.deadline import call_deadline, keep_call_deadlines, remaining
+from embedding_service.errors import TimedOut
+from embedding_service.exchange import STALE_CONNECTION, Outcome, Step, Wait
+from embedding_service.plans import Call, Plan, methods
+from embedding_service.receiving import Body, body_failures, read_answer, request_failures
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -30,7 +26,9 @@ def sync_method(plan: Callable[P, Plan[T]]) -> Callable[Concatenate[Client, P], 
 
     @functools.wraps(plan)
     def method(self: Client, *args: P.args, **kwargs: P.kwargs) -> T:
-        return run_steps(self._steps(plan(*args, **kwargs)), self._perform)
+        steps = self._steps(plan(*args, **kwargs))
+        with call_deadline(self.timeout):
+            return run_steps(steps, self._perform)
 
     return method
 
@@ -40,6 +38,7 @@ class Client(BaseClient):
 
     def _connect(self, options: dict[str, Any]) -> None:
         self._http = httpx.Client(**options)
+        keep_call_deadlines(self._http)
         # A client dropped without close() (a notebook's, say) still closes its connections,
         # instead of leaving their sockets to the garbage collector's warnings.
         self._closer = weakref.finalize(self, self._http.close)
@@ -58,12 +57,30 @@ class Client(BaseClient):
         if isinstance(step, Wait):
             time.sleep(step.seconds)
             return None
-        with unanswered_as_unreachable(self.url, step):
-            try:
-                response = self._http.request(step.method, step.path, json=step.body)
-            except STALE_CONNECTION:  # once more, on a new connection
-                response = self._http.request(step.method, step.path, json=step.body)
-        return outcome_of(response)
+        where = self._where(step.path)
+        with request_failures(where):
+            response = self._send(step)
+        try:
+            body = Body(where, response, self.max_answer_bytes)
+            with body_failures(where, response.status_code):
+                for raw in response.iter_raw():
+                    body.feed(raw)
+        finally:
+            response.close()  # a body refused part way closes its connection
+        return read_answer(where, response, body.finish())
+
+    def _send(self, call: Call) -> httpx.Response:
+        """The answer's head, the body left to stream; a request a kept-alive connection lost
+        is sent once more on a new one."""
+        left = remaining()
+        if left is not None and left <= 0:
+            raise TimedOut(f"{self._where(call.path)}: the call's timeout passed before it")
+        timeout: Any = httpx.USE_CLIENT_DEFAULT if left is None else left
+        request = self._http.build_request(call.method, call.path, json=call.body, timeout=timeout)
+        try:
+            return self._http.send(request, stream=True)
+        except STALE_CONNECTION:  # once more, on a new connection
+            return self._http.send(request, stream=True)
 
     tables = sync_method(methods.tables)
     table = sync_method(methods.table)

@@ -52,11 +52,60 @@ class Detail(Generic[T]):
     def __get__(self, error: ServiceError | None, owner: type | None = None) -> T:
         if error is None:
             raise AttributeError(f"{self.name} is a detail of an error, not of its class")
-        return self.convert(error.details.get(self.name, self.missing))
+        try:
+            return self.convert(error.details.get(self.name, self.missing))
+        except (TypeError, ValueError):  # a detail of another type than the API's
+            return self.convert(self.missing)
 
 
 class Unreachable(ServiceError):
-    """The request never got an answer: connection refused, reset or timed out."""
+    """The request got no answer: the connection was refused, or failed before one began."""
+
+
+class ConnectionLost(Unreachable):
+    """The connection was reset or closed before an answer began (after one resend on a new
+    connection: exchange.STALE_CONNECTION)."""
+
+
+class TimedOut(Unreachable):
+    """The call did not end within the client's `timeout` (connecting, sending, waiting for the
+    answer or reading it, its retries and their waits included)."""
+
+
+class BadAnswer(ServiceError):
+    """An answer came that is not one of the API's; `status` is its HTTP status."""
+
+
+class AnswerTooLarge(BadAnswer):
+    """The answer's body, decompressed, is longer than the client's `max_answer_bytes`: `limit`.
+    The client stopped reading there."""
+
+    limit: Detail[int] = Detail(int, 0)
+
+
+class TruncatedAnswer(BadAnswer):
+    """The connection was closed or reset before the answer's end."""
+
+
+class InvalidHTTP(BadAnswer):
+    """What the server sent is not HTTP/1.1: a status line, header or chunk that does not parse."""
+
+
+class NotJSONAnswer(BadAnswer):
+    """A success whose content type is not JSON (a proxy's HTML page, say)."""
+
+
+class MalformedAnswer(BadAnswer):
+    """An answer that does not parse: invalid JSON or UTF-8, or a compressed body that does not
+    decompress (or in an encoding the client did not ask for)."""
+
+
+class AnswerTooDeep(BadAnswer):
+    """JSON nested deeper than Python's parser recurses (no answer of the API nests so)."""
+
+
+class UnexpectedAnswer(BadAnswer):
+    """Valid JSON of a shape the API does not answer: a field missing or of another type."""
 
 
 class NotFound(ServiceError):
@@ -215,16 +264,23 @@ def error_from_answer(status: int, body: Any, retry_after: str | None) -> Servic
     """The exception for an error answer: its envelope's type, or its status when it has none."""
     envelope = body.get("error") if isinstance(body, dict) else None
     if not isinstance(envelope, dict):
-        text = body if isinstance(body, str) else repr(body)
+        # Never repr() a parsed body: one nested a few hundred deep exceeds the recursion limit.
+        text = body if isinstance(body, str) else f"an answer without the error envelope ({status})"
         cls = class_of_status(status)
         return cls(
             text[:200], status=status, kind=f"HTTP{status}", retry_after=seconds(retry_after)
         )
     details = {key: value for key, value in envelope.items() if key not in ("type", "message")}
-    kind = str(envelope.get("type", f"HTTP{status}"))
+    kind = _text(envelope.get("type")) or f"HTTP{status}"
     cls = ERRORS_BY_TYPE.get(kind) or class_of_status(status)
-    message = str(envelope.get("message", ""))
+    message = _text(envelope.get("message"))
     return cls(message, status=status, kind=kind, details=details, retry_after=seconds(retry_after))
+
+
+def _text(value: Any) -> str:
+    """A field the envelope gives as a string; anything else is left out (never str() of a
+    parsed value, which may nest deeper than the recursion limit)."""
+    return value if isinstance(value, str) else ""
 
 
 def seconds(retry_after: str | None) -> float | None:
@@ -238,4 +294,6 @@ def seconds(retry_after: str | None) -> float | None:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError):
         return None
+    if when.tzinfo is None:  # "-0000": a UTC time of unknown origin (RFC 5322)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, (when - datetime.now(UTC)).total_seconds())

@@ -8,23 +8,15 @@ plan's result, or raises the error the exchange ends with.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import httpx
 
 from embedding_service.batching import Chunks, Limits
-from embedding_service.errors import (
-    BodyTooLarge,
-    LimitExceeded,
-    ServiceError,
-    Unreachable,
-    error_from_answer,
-)
+from embedding_service.errors import BodyTooLarge, LimitExceeded, ServiceError, UnexpectedAnswer
 from embedding_service.plans import Answer, Call, Plan
 from embedding_service.retrying import RetryPolicy
 
@@ -46,7 +38,7 @@ LIMITS = Call("GET", "/v1/limits")
 # answer) can take a request in the moment it closes: the request is then reset or left without
 # an answer. No answer began, and every call of this client only reads, so such a request is
 # sent once more, on a new connection (RFC 9112, 9.3.1, allows it for idempotent requests);
-# a second failure is raised (Unreachable). The retry policy (429 and 503) is separate.
+# a second failure is raised (ConnectionLost). The retry policy (429 and 503) is separate.
 STALE_CONNECTION = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
@@ -55,7 +47,7 @@ def exchange(plan: Plan[T], limits: Limits, policy: RetryPolicy) -> Generator[St
     started = time.monotonic()
     if plan.items is None:
         outcome = yield from _attempts(plan.request(()), policy, started)
-        return plan.read([_answer(outcome)])
+        return _read(plan, [_answer(outcome)])
     if limits.unknown:
         published = yield from _attempts(LIMITS, policy, started)
         limits.published(None if isinstance(published, ServiceError) else published)
@@ -68,7 +60,7 @@ def exchange(plan: Plan[T], limits: Limits, policy: RetryPolicy) -> Generator[St
             continue
         answers.append(_answer(outcome))
         chunks.answered(len(chunk))
-    return plan.read(answers)
+    return _read(plan, answers)
 
 
 def _attempts(
@@ -87,28 +79,17 @@ def _attempts(
         attempt += 1
 
 
+def _read(plan: Plan[T], answers: list[Answer]) -> T:
+    """The plan's result from its answers; an answer of another shape than the API's (a field
+    missing or of another type, a vector that is not base64) is UnexpectedAnswer."""
+    try:
+        return plan.read(answers)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError) as error:
+        path = plan.request(plan.items[:1] if plan.items else ()).path
+        raise UnexpectedAnswer(f"{path}: an answer the API does not give ({error!r})") from None
+
+
 def _answer(outcome: Answer | ServiceError) -> Answer:
     if isinstance(outcome, ServiceError):
         raise outcome
     return outcome
-
-
-def outcome_of(response: httpx.Response) -> Answer | ServiceError:
-    """What an HTTP answer means: its JSON on success, else the error its envelope names."""
-    data: Any
-    try:
-        data = json.loads(response.content)
-    except ValueError:
-        data = response.content.decode("utf-8", errors="replace")
-    if response.is_success and not isinstance(data, str):
-        return data
-    return error_from_answer(response.status_code, data, response.headers.get("retry-after"))
-
-
-@contextmanager
-def unanswered_as_unreachable(url: str, call: Call) -> Iterator[None]:
-    """A request that gets no answer (refused, reset, timed out) raises Unreachable."""
-    try:
-        yield
-    except httpx.TransportError as error:
-        raise Unreachable(f"{url}{call.path}: {error!r}") from error

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from embedding_service import vector_math
 from embedding_service.errors import LimitExceeded, UnknownToken, ZeroVector
 from embedding_service.keyed_rows import KeyedRows, refuse_fallback
 from embedding_service.models.ranking import Cosines, Ranks
@@ -67,16 +68,18 @@ class KeyedRanking(KeyedRows):
     def all_distances(self, word_or_vector: Any) -> np.ndarray:
         """gensim's distances(word_or_vector): 1 - the cosine of every row, float32."""
         query: Query
+        dtype = np.dtype(np.float32)
         if isinstance(word_or_vector, str):
             query = word_or_vector
         elif isinstance(word_or_vector, int | np.integer):
             query = self.get_index(word_or_vector)
         else:
             query = np.asarray(word_or_vector)
+            dtype = vector_math.distances_dtype(query.dtype)
         try:
-            return 1 - self.every_score(query)
+            return (1 - self.every_score(query)).astype(dtype, copy=False)
         except ZeroVector:  # gensim's cosines from a zero vector: 0 / 0
-            return np.full(len(self), np.nan, dtype=np.float32)
+            return np.full(len(self), np.nan, dtype=dtype)
 
     def closer_than(self, key1: Any, key2: Any) -> list[str]:
         """Every key closer to key1 than key2 is, in row order."""

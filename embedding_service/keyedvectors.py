@@ -24,8 +24,8 @@ import numpy as np
 from embedding_service import vector_math, word_evaluation
 from embedding_service.client import Client
 from embedding_service.errors import UnknownToken, ZeroVector
-from embedding_service.keyed_ranking import KeyedRanking
 from embedding_service.keyed_rows import refuse_fallback
+from embedding_service.keyed_table import KeyedTable
 from embedding_service.models.search import Analogy
 from embedding_service.terms import (
     Weighted,
@@ -38,7 +38,7 @@ from embedding_service.terms import (
 )
 
 
-class RemoteKeyedVectors(KeyedRanking):
+class RemoteKeyedVectors(KeyedTable):
     """A served table with gensim's KeyedVectors methods."""
 
     def __init__(
@@ -126,7 +126,8 @@ class RemoteKeyedVectors(KeyedRanking):
         raw = any(isinstance(term, np.ndarray) for term in (*positive, *negative))
         given: Literal["as_given"] | None = "as_given" if raw else None
         if not topn:
-            return self.every_score(self._query(terms), "mul", vector_terms=given)
+            scores = self.every_score(self._query(terms), "mul", vector_terms=given)
+            return scores.astype(_cosmul_dtype(positive, negative), copy=False)
         return self._analogy(terms, int(topn), None, "mul", given)
 
     def _check_cosmul_term(self, term: Any) -> None:
@@ -186,29 +187,24 @@ class RemoteKeyedVectors(KeyedRanking):
 
     # Similarity between given keys.
 
-    def similarity(self, w1: Any, w2: Any) -> float:
-        """The cosine of two keys' rows."""
-        first, second = self._key(w1), self._key(w2)
-        try:
-            scores = self.client.similarity(self.table, [(first, second)])
-        except UnknownToken as error:
-            raise KeyError(f"Key '{error.tokens[0]}' not present") from None
-        if scores.matched:
-            raise KeyError(f"Key '{next(iter(scores.matched))}' not present")
-        return float(scores.scores[0])
+    def similarity(self, w1: Any, w2: Any) -> np.float32:
+        """The cosine of two keys' rows (a float32, as gensim's)."""
+        first, second = self.rows([w1, w2])
+        unit = vector_math.unit_vector
+        return np.dot(unit(first), unit(second))
 
-    def distance(self, w1: Any, w2: Any) -> float:
+    def distance(self, w1: Any, w2: Any) -> np.float32:
         """1 - similarity(w1, w2)."""
         return 1 - self.similarity(w1, w2)
 
-    def n_similarity(self, ws1: Sequence[Any], ws2: Sequence[Any]) -> float:
+    def n_similarity(self, ws1: Sequence[Any], ws2: Sequence[Any]) -> np.float32:
         """The cosine of the means of two sets of keys' rows (unknown keys left out)."""
         if not (len(ws1) and len(ws2)):
             raise ZeroDivisionError("At least one of the passed list is empty.")
         mean1 = self.get_mean_vector(ws1, pre_normalize=False)
         mean2 = self.get_mean_vector(ws2, pre_normalize=False)
         unit = vector_math.unit_vector
-        return float(np.dot(unit(mean1), unit(mean2)))
+        return np.dot(unit(mean1), unit(mean2))
 
     def distances(self, word_or_vector: Any, other_words: Sequence[Any] = ()) -> np.ndarray:
         """Cosine distances from a key or vector to each of `other_words` (none: every row)."""
@@ -269,3 +265,13 @@ class RemoteKeyedVectors(KeyedRanking):
         return word_evaluation.evaluate_word_pairs(
             self, pairs, delimiter, encoding, restrict_vocab, case_insensitive, dummy4unknown
         )
+
+
+def _cosmul_dtype(positive: list[Any], negative: list[Any]) -> np.dtype:
+    """gensim's dtype for these 3CosMul terms' every-row scores (a key stands as float32)."""
+    float32 = np.dtype(np.float32)
+
+    def dtypes(terms: list[Any]) -> list[np.dtype]:
+        return [term.dtype if isinstance(term, np.ndarray) else float32 for term in terms]
+
+    return vector_math.cosmul_dtype(dtypes(positive), dtypes(negative))

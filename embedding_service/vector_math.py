@@ -47,3 +47,24 @@ def unit_rows(rows: np.ndarray) -> np.ndarray:
     """Each row over its norm, as gensim's get_vector(key, norm=True) gives it."""
     norms = np.linalg.norm(rows, axis=1)
     return np.asarray(rows / norms[:, np.newaxis])
+
+
+# The server scores every row in float32; gensim's whole-row answers take the dtype numpy's
+# promotion gives its own expressions, which these run on one-row stand-ins of the same dtypes.
+_ROW = np.ones((1, 1), np.float32)
+_NORMS = np.ones(1, np.float32)
+
+
+def distances_dtype(vector: np.dtype) -> np.dtype:
+    """The dtype of gensim's distances(vector) over its float32 rows."""
+    return (1 - cosine_similarities(np.ones(1, vector), _ROW)).dtype
+
+
+def cosmul_dtype(positive: Sequence[np.dtype], negative: Sequence[np.dtype]) -> np.dtype:
+    """The dtype of gensim's most_similar_cosmul(topn=None) for terms of these dtypes (a key's
+    unit row is float32): float64 when there is no negative term, as its empty product is."""
+
+    def factors(dtypes: Sequence[np.dtype]) -> list[np.ndarray]:
+        return [(1 + np.dot(_ROW, np.ones(1, dtype)) / _NORMS) / 2 for dtype in dtypes]
+
+    return (np.prod(factors(positive), axis=0) / (np.prod(factors(negative), axis=0) + 1e-6)).dtype

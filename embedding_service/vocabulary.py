@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import overload
 
+import numpy as np
+
 from embedding_service.client import Client
 from embedding_service.errors import UnknownToken
 
@@ -30,6 +32,7 @@ class Vocabulary:
         self.rows = rows
         self._index_of: dict[str, int | None] = {}
         self._pages: dict[int, list[str]] = {}
+        self._norms: dict[int, np.ndarray] = {}
 
     def index(self, key: str) -> int | None:
         """The row of `key`, or None when the table has no such key."""
@@ -77,12 +80,22 @@ class Vocabulary:
             keys.extend(self._page(page)[max(start - page, 0) : stop - page])
         return keys
 
+    def norms_between(self, start: int, stop: int) -> np.ndarray:
+        """The norms of rows start to stop - 1 (float32, as the server has them), a page at a
+        time."""
+        pages = range(start - start % PAGE_ROWS, stop, PAGE_ROWS)
+        for page in pages:
+            self._page(page)
+        norms = [self._norms[page][max(start - page, 0) : stop - page] for page in pages]
+        return np.concatenate(norms) if norms else np.empty(0, np.float32)
+
     def _page(self, start: int) -> list[str]:
         if start not in self._pages:
             ids = range(start, min(start + PAGE_ROWS, self.rows))
-            keys = self.client.lookup(self.table, ids=list(ids), include_vector=False).tokens
-            self._pages[start] = keys
-            self._index_of.update(zip(keys, ids, strict=True))
+            found = self.client.lookup(self.table, ids=list(ids), include_vector=False)
+            self._pages[start] = found.tokens
+            self._norms[start] = found.norms.astype(np.float32)
+            self._index_of.update(zip(found.tokens, ids, strict=True))
         return self._pages[start]
 
 

@@ -51,11 +51,12 @@ def gensim_files(folder: Path) -> dict[str, tuple[dict[str, Any], KeyedVectors]]
     tokens, rows = minilm_rows()
     minilm = KeyedVectors(rows.shape[1])
     minilm.add_vectors(tokens, rows)
+    counts = write_counts(folder, KeyedVectors.load_word2vec_format(word2vec, binary=True))
     return {
         "minilm": (minilm_table(), minilm),
         "word2vec": (
-            {"name": "word2vec", "path": word2vec, "format": "word2vec-binary"},
-            KeyedVectors.load_word2vec_format(word2vec, binary=True),
+            {"name": "word2vec", "path": word2vec, "format": "word2vec-binary", "counts": counts},
+            KeyedVectors.load_word2vec_format(word2vec, binary=True, fvocab=counts),
         ),
         "fasttext": (
             {"name": "fasttext", "path": fasttext, "format": "fasttext"},
@@ -72,21 +73,43 @@ def gensim_files(folder: Path) -> dict[str, tuple[dict[str, Any], KeyedVectors]]
     }
 
 
+def write_counts(folder: Path, source: KeyedVectors) -> str:
+    """A word2vec vocabulary file (`token count` lines, seeded counts) for every key of
+    `source`: the server's `count` metadata column, gensim's `count` attribute."""
+    counts = np.random.default_rng(0).integers(1, 10**6, size=len(source))
+    path = folder / "word2vec.vocab"
+    lines = (f"{key} {count}\n" for key, count in zip(source.index_to_key, counts, strict=True))
+    path.write_text("".join(lines), encoding="utf-8")
+    return str(path)
+
+
 def write_projector(folder: Path, source: KeyedVectors) -> Path:
-    """`source` as an Embedding Projector table: raw float32 .bytes and a labels .tsv."""
+    """`source` as an Embedding Projector table: raw float32 .bytes and a labels .tsv with
+    metadata columns (an int, a float and a string one)."""
     tensors = folder / "crime_tensors.bytes"
     source.vectors.astype("<f4").tofile(tensors)
-    labels = "".join(f"{key}\n" for key in source.index_to_key)
+    lines = [
+        f"{key}\t{len(key)}\t{index / 7:.4f}\t{'upper' if key.isupper() else 'other'}\n"
+        for index, key in enumerate(source.index_to_key)
+    ]
+    labels = "label\tlength\tshare\tshape\n" + "".join(lines)
     (folder / "crime_labels.tsv").write_text(labels, encoding="utf-8")
     return tensors
 
 
 def load_projector(tensors: Path) -> KeyedVectors:
-    """gensim's KeyedVectors of a projector file, read with numpy (gensim has no reader)."""
-    labels = tensors.with_name("crime_labels.tsv").read_text(encoding="utf-8").splitlines()
+    """gensim's KeyedVectors of a projector file, read with numpy (gensim has no reader), its
+    metadata columns as gensim's per-key attributes."""
+    text = tensors.with_name("crime_labels.tsv").read_text(encoding="utf-8")
+    header, *lines = [line.split("\t") for line in text.splitlines()]
+    labels = [fields[0] for fields in lines]
     rows = np.fromfile(tensors, dtype="<f4").reshape(len(labels), -1)
     keyed = KeyedVectors(rows.shape[1])
     keyed.add_vectors(labels, rows.astype(np.float32))
+    for column, name in enumerate(header[1:], 1):
+        kind = int if name == "length" else float if name == "share" else str
+        for label, fields in zip(labels, lines, strict=True):
+            keyed.set_vecattr(label, name, kind(fields[column]))
     return keyed
 
 
