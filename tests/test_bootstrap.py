@@ -13,8 +13,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def checkout(tmp_path: Path) -> tuple[Path, Path]:
     """The files bootstrap reads, and a venv whose python only records how it was called."""
-    for name in ("scripts/bootstrap", "pyproject.toml", "deploy/requirements.lock",
-                 "deploy/requirements-test.lock", "service/engine/search/dots.c"):  # fmt: skip
+    for name in ("scripts/bootstrap", "pyproject.toml", "client/pyproject.toml",
+                 "deploy/requirements.lock", "deploy/requirements-test.lock",
+                 "service/engine/search/dots.c"):  # fmt: skip
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     calls = tmp_path / "calls.log"
@@ -59,8 +60,8 @@ def test_a_changed_lock_or_extra_installs_again(tmp_path: Path) -> None:
     folder, calls = checkout(tmp_path)
     bootstrap(folder, "test")
     bootstrap(folder)  # a test venv serves as it is
-    assert installs(calls) == 2
+    assert installs(calls) == 3  # the lock, the project, the client
     with (folder / "deploy/requirements-test.lock").open("a") as lock:
         lock.write("# changed\n")
     bootstrap(folder, "test")
-    assert installs(calls) == 4
+    assert installs(calls) == 6

@@ -33,8 +33,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TOP_FOLDERS = (
-    "benchmarks", "deploy", "docs", "embedding_service", "harness", "loadtests", "scripts",
-    "service", "tests",
+    "benchmarks", "client", "deploy", "docs", "harness", "loadtests", "scripts", "service",
+    "tests",
 )  # fmt: skip
 PROJECT_PACKAGES = ("service", "embedding_service", "harness", "benchmarks", "loadtests", "tests")
 EXTENSIONS = "py|md|c|js|css|html|toml|json|yml|yaml|txt|sh|lua|png|npy|faiss|lock"
@@ -119,7 +119,7 @@ def top_level_names(module: Path) -> set[str]:
 def dotted_exists(dotted: str) -> bool:
     """A project module path, and the first name after its modules defined in the last one."""
     first, *parts = dotted.split(".")
-    here = REPO / first
+    here = REPO / "client" / first if first == "embedding_service" else REPO / first
     for index, part in enumerate(parts):
         if (here / part / "__init__.py").exists():
             here = here / part

@@ -19,8 +19,8 @@ COMPONENTS = "#/components/schemas/{model}"
 
 # The top of /docs (Swagger UI renders it as Markdown): where a Python program starts.
 DESCRIPTION = """\
-**Python client.** The service's distribution ships `embedding_service` (`pip install
-'.[client]'` adds httpx), a typed client of every route below (`Client`, and `AsyncClient`
+**Python client.** The repository's `client/` folder is `embedding_service` (`pip install
+./client`: httpx and numpy only), a typed client of every route below (`Client`, and `AsyncClient`
 with the same methods; batches cut to the server's limits, 429 and 503 retried), and
 `RemoteKeyedVectors`, gensim's `KeyedVectors` over HTTP:
 
