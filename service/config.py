@@ -31,7 +31,7 @@ from service.engine.tables.layout import Layout
 ENV_PREFIX = "EMBEDDING_SERVICE_"
 CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"
 DEFAULT_TABLE_NAME = "minilm"
-# The static embedding model (WordLlama's, from its package).
+# The static embedding model served beside it, so texts embed out of the box.
 DEFAULT_STATIC_NAME = "wordllama"
 TABLE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -239,7 +239,8 @@ class Settings(BaseSettings):
     )
     tables: list[TableSpec] = Field(
         default_factory=list,
-        description="Tables to serve. Empty means the bundled MiniLM table as 'minilm'. "
+        description="Tables to serve. Empty means the bundled MiniLM table as 'minilm' and "
+        "WordLlama's l2_supercat static embedding model (256-d) as 'wordllama'. "
         'As an env var: JSON, e.g. [{"name": "glove", "path": "/data/glove.txt"}].',
     )
     host: str = Field("127.0.0.1", description="Interface to bind; 0.0.0.0 in containers.")
@@ -320,6 +321,29 @@ class Settings(BaseSettings):
         "Splitting costs about 0.75 us a character (MiniLM), and a text has at most about one "
         "piece a character (byte-level tokenizers: four), so this bounds both the work and "
         "the answer: about 8 ms and 1.3 MB at the default.",
+    )
+    max_embedding_inputs: int = Field(
+        256,
+        ge=1,
+        le=10_000,
+        description="Most texts (or lists of token ids) one /v1/embeddings or /embed request "
+        "embeds; refused (422) before any is split. The worst case, with max_embedding_text_length: "
+        "docs/operations.md (text embeddings).",
+    )
+    max_embedding_text_length: int = Field(
+        8192,
+        ge=1,
+        le=1_000_000,
+        description="Most characters of one text of /v1/embeddings or /embed, and most ids in "
+        "one list of token ids; refused (422) before it is split (Model2Vec reads at most its "
+        "max_length x median token length of it anyway; WordLlama reads all of it).",
+    )
+    embed_table: str | None = Field(
+        None,
+        pattern=TABLE_NAME_PATTERN,
+        description="The table POST /embed (TEI's API, whose requests name no model) embeds "
+        "with. Unset: the first static embedding model served, in configuration order "
+        "('wordllama' when no table is configured).",
     )
     batching: bool = Field(
         True,
@@ -691,8 +715,8 @@ class Settings(BaseSettings):
         return self
 
     def served_tables(self) -> list[TableSpec]:
-        """The configured tables, or the default table when none is configured."""
-        return list(self.tables) or [default_table()]
+        """The configured tables, or the default tables when none is configured."""
+        return list(self.tables) or [default_table(), default_static_table()]
 
 
 # The --config flag, visible to the settings sources only while load_settings builds Settings.

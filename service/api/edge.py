@@ -49,8 +49,10 @@ from service.operations.door import Services, answer
 from service.runtime.batching import InFlight
 
 # Table requests: the only work bounded in flight (probes, scrapes and admin calls must get
-# through an overload), never a page, never open when keys are configured.
+# through an overload), never a page, never open when keys are configured. Text embeddings
+# name their table in the body, and are table requests too.
 BOUNDED_PREFIX = "/v1/tables"
+EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embed"})
 TABLES_PREFIX = "/v1/tables/"
 # Probes and scrapes would drown the latency of real traffic; they are not measured.
 UNMEASURED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -138,7 +140,7 @@ class Edge:
             except EngineError as error:
                 status[0] = await refuse(error, send, close=True)
                 return
-            if not path.startswith(BOUNDED_PREFIX):
+            if not bounded(path):
                 await self._dispatch(scope, body, receive, send, status)
                 return
             if self.in_flight.full():
@@ -250,6 +252,11 @@ async def refuse(error: EngineError, send: Send, close: bool = False) -> int:
     await send({"type": "http.response.start", "status": encoded.status, "headers": headers})
     await send({"type": "http.response.body", "body": encoded.body})
     return encoded.status
+
+
+def bounded(path: str) -> bool:
+    """Whether a request to `path` is a table request, counted and bounded in flight."""
+    return path.startswith(BOUNDED_PREFIX) or path in EMBEDDING_PATHS
 
 
 def matches(presented: bytes, keys: tuple[bytes, ...]) -> bool:

@@ -12,6 +12,7 @@ from pydantic import (
 )
 
 from service.schemas.common import Strict
+from service.schemas.embedding import StaticEmbeddingInfo
 
 
 class IndexInfo(BaseModel):
@@ -100,6 +101,11 @@ class TableInfo(Strict):
     )
     model: ModelSizes | None = Field(
         description="A language model's size table (safetensors or GGUF); null otherwise."
+    )
+    embedding: StaticEmbeddingInfo | None = Field(
+        None,
+        description="A static embedding model's recipe for a text's vector (/v1/embeddings); "
+        "null for a table that only names rows.",
     )
 
 

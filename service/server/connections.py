@@ -60,7 +60,7 @@ from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.edge import BOUNDED_PREFIX, compiled_templates, template_of
+from service.api.edge import bounded, compiled_templates, template_of
 from service.config import Settings
 from service.engine.errors import EngineError
 from service.errors import (
@@ -448,7 +448,7 @@ class GuardedProtocol(HttpToolsProtocol):
             self.deferred = (cycle, app)
             return
         path: str = cycle.scope.get("path", "")
-        if path.startswith(BOUNDED_PREFIX) and self.guard.in_flight.full():
+        if bounded(path) and self.guard.in_flight.full():
             app = self._shed
             self.shed = True
         self.running = cycle

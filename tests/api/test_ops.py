@@ -14,7 +14,7 @@ from service.loading.registry import Registry
 
 def test_table_list_and_info(client: TestClient) -> None:
     tables = client.get("/v1/tables").json()["tables"]
-    assert [t["name"] for t in tables] == ["minilm", "small", "run"]
+    assert [t["name"] for t in tables] == ["minilm", "small", "run", "wordllama"]
     info = client.get("/v1/tables/minilm").json()
     assert (info["rows"], info["width"], info["parameters"]) == (30522, 384, 30522 * 384)
     compiled = f"compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"  # test_dots: built
@@ -36,7 +36,7 @@ def test_table_list_and_info(client: TestClient) -> None:
 
 def test_health_and_readiness(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-    ready = {"status": "ready", "tables": ["minilm", "small", "run"]}
+    ready = {"status": "ready", "tables": ["minilm", "small", "run", "wordllama"]}
     assert client.get("/readyz").json() == ready
 
 

@@ -8,7 +8,7 @@ The rows, tokens and tokenizer are read as any Hugging Face model's (huggingface
 `embeddings` tensor named); the recipe of a text's vector (tables/embedding.py) from config.json
 and the tokenizer, with Model2Vec's defaults: not normalised, max_length 512. A vocabulary-
 quantised model (a `mapping` tensor: several tokens share a row) is refused: a table holds one
-row per token.
+row per token. The rows are held row after row (tables/embedding.py says why).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from service.engine.loaders.safetensors_files import (
     read_header,
     widen,
 )
-from service.engine.tables.embedding import StaticEmbedding
+from service.engine.tables.embedding import HELD_BY, StaticEmbedding
 from service.engine.tables.table import EmbeddingTable
 
 CONFIG = "config.json"
@@ -72,9 +72,8 @@ def load_model2vec(path: str | Path, options: LoadOptions = DEFAULTS) -> Embeddi
             "served: save the model without vocabulary quantisation",
         )
     config = read_json(path / CONFIG)
-    table = load_huggingface(
-        path, replace(options, vocab=path / TOKENIZER, tensor=EMBEDDINGS, limit=None)
-    )
+    read = replace(options, vocab=path / TOKENIZER, tensor=EMBEDDINGS, layout=HELD_BY)
+    table = load_huggingface(path, read)
     weights = tensors.get(TOKEN_WEIGHTS)
     static = StaticEmbedding(
         library="model2vec",

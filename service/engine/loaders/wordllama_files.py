@@ -9,7 +9,7 @@ A table is served from the weights file; its tokenizer is found by the file's na
 package lays them out, or beside the weights), and the widths the rows may be cut to from the
 training configuration's `[matryoshka] dims` when it is there. The recipe (tables/embedding.py)
 is WordLlama's embed: every piece (no truncation), their mean, not normalised. Binary weights
-(`*_binary.safetensors`, packed bits) are refused.
+(`*_binary.safetensors`, packed bits) are refused. The rows are held row after row.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from service.engine.errors import TableLoadError
 from service.engine.files.reading import first_existing, read_text, require_file
 from service.engine.loaders.huggingface import load_huggingface
 from service.engine.loaders.options import DEFAULTS, LoadOptions
-from service.engine.tables.embedding import StaticEmbedding
+from service.engine.tables.embedding import HELD_BY, StaticEmbedding
 from service.engine.tables.table import EmbeddingTable
 
 TENSOR = "embedding.weight"
@@ -64,7 +64,7 @@ def load_wordllama(path: str | Path, options: LoadOptions = DEFAULTS) -> Embeddi
         raise TableLoadError(path, "limit does not apply to a static model: its tokenizer "
                              "names every row")  # fmt: skip
     tokenizer = first_existing(path, tokenizer_candidates(path, config), "WordLlama tokenizer")
-    table = load_huggingface(path, replace(options, vocab=tokenizer, tensor=TENSOR))
+    table = load_huggingface(path, replace(options, vocab=tokenizer, tensor=TENSOR, layout=HELD_BY))
     widths = matryoshka_widths(path.parent.parent / "config" / "train" / f"{config}.toml")
     static = StaticEmbedding(
         library="wordllama",
