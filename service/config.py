@@ -327,8 +327,9 @@ class Settings(BaseSettings):
         ge=1,
         le=10_000,
         description="Most texts (or lists of token ids) one /v1/embeddings or /embed request "
-        "embeds; refused (422) before any is split. The worst case, with max_embedding_text_length: "
-        "docs/operations.md (text embeddings).",
+        "embeds; refused (422) before any is split. The worst the defaults allow, 256 texts "
+        "of 8,192 characters (a 2.1 MB body), took 0.3-1.2 s of the embedding worker and "
+        "about 45 MB on WordLlama (docs/operations.md).",
     )
     max_embedding_text_length: int = Field(
         8192,

@@ -16,8 +16,9 @@ In this order, each refusal answered in the one error envelope (service/errors.p
    arrived; past it, 429 (the connection protocol refuses them earlier still, unread).
 5. **The door**: a POST /v1/tables/{table}/{operation} goes straight to operations.door.answer,
    the function the FastAPI route calls too (the same parsing, validation, answer and errors,
-   by construction) without routing and dependency solving; `direct_queries = false` sends it
-   through the routes instead. Anything else goes on to the FastAPI app.
+   by construction) without routing and dependency solving, and a text embedding (POST
+   /v1/embeddings, /embed) to operations.embedding.answer likewise; `direct_queries = false`
+   sends them through the routes instead. Anything else goes on to the FastAPI app.
 
 Why one middleware and not five stacked: the event loop and the search worker share one GIL,
 so every microsecond of Python per request on the loop is one the worker cannot use. Stacked,
@@ -44,6 +45,7 @@ from service.engine.errors import EngineError
 from service.errors import BodyTooLarge, Overloaded, Unauthorized, encode
 from service.explorer import is_page_path
 from service.metrics import IN_FLIGHT, REQUEST_SECONDS, REQUESTS
+from service.operations import embedding
 from service.operations.catalog import OPERATIONS, Operation
 from service.operations.door import Services, answer
 from service.runtime.batching import InFlight
@@ -52,7 +54,7 @@ from service.runtime.batching import InFlight
 # through an overload), never a page, never open when keys are configured. Text embeddings
 # name their table in the body, and are table requests too.
 BOUNDED_PREFIX = "/v1/tables"
-EMBEDDING_PATHS = frozenset({"/v1/embeddings", "/embed"})
+EMBEDDING_PATHS = frozenset(embedding.PATHS)
 TABLES_PREFIX = "/v1/tables/"
 # Probes and scrapes would drown the latency of real traffic; they are not measured.
 UNMEASURED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -164,8 +166,12 @@ class Edge:
             await self._to_app(scope, body, receive, send, status)
             return
         table, operation = target
-        scope["route"] = operation.route
-        encoded = await answer(operation, table, body, content_type(scope), services)
+        if table is None:  # a text embedding: its table is named in the body
+            scope["route"] = embedding.ROUTES[scope["path"]]
+            encoded = await embedding.answer(operation, body, content_type(scope), services)
+        else:
+            scope["route"] = operation.route
+            encoded = await answer(operation, table, body, content_type(scope), services)
         status[0] = encoded.status
         await send({"type": "http.response.start", "status": encoded.status,
                     "headers": encoded.headers})  # fmt: skip
@@ -296,11 +302,14 @@ def content_type(scope: Scope) -> str:
     return ""
 
 
-def target_of(scope: Scope) -> tuple[str, Operation] | None:
-    """(table, operation) for a POST to a query route."""
+def target_of(scope: Scope) -> tuple[str | None, Operation] | None:
+    """(table, operation) for a POST to a query route; (None, operation) for a text
+    embedding's, whose table is named in its body."""
     if scope["method"] != "POST":
         return None
     path: str = scope["path"]
+    if path in EMBEDDING_PATHS:
+        return None, embedding.PATHS[path]
     if not path.startswith(TABLES_PREFIX):
         return None
     parts = path[len(TABLES_PREFIX) :].split("/")

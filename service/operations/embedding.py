@@ -21,9 +21,9 @@ from pydantic import TypeAdapter
 
 from service.engine.errors import EngineError, InvalidQuery, TableNotReady
 from service.engine.served import ServedTable
-from service.engine.tables.embedding import Embedded, TextItem, check_dimensions, static_of
+from service.engine.tables.embedding import TextItem, check_dimensions, static_of
 from service.errors import JSON, Encoded, encode
-from service.operations.catalog import Operation
+from service.operations.catalog import Operation, Route
 from service.operations.context import Context, Limits, within
 from service.operations.door import ON_LOOP_BYTES, Services, parse_json, validate
 from service.schemas.embedding import EmbeddingsRequest, EmbedRequest
@@ -32,42 +32,37 @@ from service.schemas.embedding import EmbeddingsRequest, EmbedRequest
 async def embeddings(body: EmbeddingsRequest, context: Context) -> bytes:
     """OpenAI's embeddings answer: one vector per input, as floats or base64, and the usage."""
     table = context.served.table
-    inputs = inputs_of(body)
     check_dimensions(static_of(table), table.width, body.dimensions)
-    items = [_item(context.served, one, body.dimensions) for one in inputs]
-    embedded = await context.runtime.embed.submit_many(items)
+    texts, ids = inputs_of(body)
+    table.check_ids([i for one in ids for i in one])  # UnknownId (404) outside the rows
+    item = TextItem(table, texts, ids, dimensions=body.dimensions)
+    embedded = await context.runtime.embed.submit(item)
     data = [
-        {"object": "embedding", "index": index, "embedding": _encoded(one, body.encoding_format)}
-        for index, one in enumerate(embedded)
+        {"object": "embedding", "index": index, "embedding": _encoded(vector, body.encoding_format)}
+        for index, vector in enumerate(embedded.vectors)
     ]
-    tokens = sum(one.pieces for one in embedded)
+    tokens = sum(embedded.pieces)
     usage = {"prompt_tokens": tokens, "total_tokens": tokens}
     answer = {"object": "list", "data": data, "model": context.served.name, "usage": usage}
     return orjson.dumps(answer, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-def inputs_of(body: EmbeddingsRequest) -> list[str] | list[list[int]]:
-    """The request's inputs: texts, or lists of token ids (one list alone is one input)."""
+def inputs_of(body: EmbeddingsRequest) -> tuple[list[str], list[list[int]]]:
+    """The request's texts, or its lists of token ids (one list alone is one input)."""
     given = body.input
     if isinstance(given, str):
-        return [given]
-    if given and isinstance(given[0], int):
-        return [given]
-    return given  # type: ignore[return-value]
+        return [given], []
+    texts = [one for one in given if isinstance(one, str)]
+    lists = [one for one in given if isinstance(one, list)]
+    numbers = [one for one in given if isinstance(one, int)]
+    return texts, [numbers] if numbers else lists
 
 
-def _item(served: ServedTable, one: str | list[int], dimensions: int | None) -> TextItem:
-    if isinstance(one, str):
-        return TextItem(served.table, text=one, dimensions=dimensions)
-    served.table.check_ids(one)  # UnknownId (404) for an id outside the rows
-    return TextItem(served.table, ids=one, dimensions=dimensions)
-
-
-def _encoded(embedded: Embedded, encoding: str) -> np.ndarray | str:
+def _encoded(vector: np.ndarray, encoding: str) -> np.ndarray | str:
     """A vector as floats (orjson writes float32s as they are) or base64 of float32s."""
     if encoding == "base64":
-        return base64.b64encode(embedded.vector.astype("<f4").tobytes()).decode()
-    return embedded.vector
+        return base64.b64encode(vector.astype("<f4").tobytes()).decode()
+    return vector
 
 
 async def embed(body: EmbedRequest, context: Context) -> bytes:
@@ -75,24 +70,23 @@ async def embed(body: EmbedRequest, context: Context) -> bytes:
     table = context.served.table
     check_dimensions(static_of(table), table.width, body.dimensions)
     texts = body.inputs if isinstance(body.inputs, list) else [body.inputs]
-    items = [TextItem(table, text, None, body.normalize, body.dimensions) for text in texts]
-    embedded = await context.runtime.embed.submit_many(items)
+    item = TextItem(table, texts, (), body.normalize, body.dimensions)
+    embedded = await context.runtime.embed.submit(item)
     if not body.truncate:
-        _check_uncut(context.served, embedded)
-    vectors = np.stack([one.vector for one in embedded])
-    return orjson.dumps(vectors, option=orjson.OPT_SERIALIZE_NUMPY)
+        _check_uncut(context.served, embedded.cut)
+    return orjson.dumps(embedded.vectors, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
-def _check_uncut(served: ServedTable, embedded: list[Embedded]) -> None:
+def _check_uncut(served: ServedTable, cut: list[bool]) -> None:
     """TEI's truncate=false: a text the model would not read whole is refused."""
-    cut = [index for index, one in enumerate(embedded) if one.cut]
-    if cut:
+    refused = [index for index, one in enumerate(cut) if one]
+    if refused:
         static = static_of(served.table)
         raise InvalidQuery(
-            f"input {cut[0]} is longer than table {served.name!r} reads (at most "
+            f"input {refused[0]} is longer than table {served.name!r} reads (at most "
             f"{static.max_tokens} pieces and {static.max_characters} characters): send "
             '"truncate": true to embed what the model reads of it',
-            inputs=cut[:64],
+            inputs=refused[:64],
         )
 
 
@@ -116,6 +110,9 @@ EMBEDDINGS = Operation("embeddings", TypeAdapter(EmbeddingsRequest), embeddings)
 EMBED = Operation("embed", TypeAdapter(EmbedRequest), embed)
 # Each operation's list of inputs, by field.
 INPUTS = {EMBEDDINGS.name: "input", EMBED.name: "inputs"}
+# The operation of each path (POST), and the route metrics label its requests with.
+PATHS = {"/v1/embeddings": EMBEDDINGS, "/embed": EMBED}
+ROUTES = {path: Route(path) for path in PATHS}
 
 
 def read_request(

@@ -67,8 +67,14 @@ class Runtime:
             "score", score_items, settings, initializer=threads, in_flight=self.in_flight
         )
         # Texts to embed (/v1/embeddings, /embed): split and pooled on its own worker.
+        # An item is one request's inputs, costing one a text: max_queue counts requests.
         self.embed: Batcher[TextItem, Embedded] = Batcher(
-            "embed", embed_items, settings, initializer=threads, in_flight=self.in_flight
+            "embed",
+            embed_items,
+            settings,
+            cost=item_cost,
+            initializer=threads,
+            in_flight=self.in_flight,
         )
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.settings = settings

@@ -19,7 +19,10 @@ from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
 
 from service.api.app import create_app
+from service.api.routes import embedding as embedding_routes
 from service.config import Settings, TableSpec, default_static_table, default_table
+from service.operations import embedding as embedding_operations
+from tests.conftest import AppOf
 from tests.static_models import (
     model2vec_folder,
     model2vec_oracle,
@@ -258,3 +261,34 @@ def test_a_static_model_kept_in_the_cache_directory_embeds_as_its_source(
         np.testing.assert_allclose(vectors_of(answer), model2vec.encode(TEXTS), atol=TOLERANCE)
     [entry] = [path for path in tmp_path.iterdir() if path.name.startswith("m2v-")]
     assert (entry / "token_weights.npy").is_file()
+
+
+DOOR_REQUESTS = [
+    ("/v1/embeddings", {"model": "wordllama", "input": ["a cat sat", "naïve café"]}),
+    ("/v1/embeddings", {"model": "wordllama", "input": [[450, 6635]], "dimensions": 64}),
+    ("/v1/embeddings", {"model": "wordllama", "input": "x", "encoding_format": "base64"}),
+    ("/v1/embeddings", {"model": "minilm", "input": "x"}),  # 422: not a static model
+    ("/v1/embeddings", {"model": "wordllama", "input": ""}),  # 422: invalid
+    ("/v1/embeddings", {"model": "nosuch", "input": "x"}),  # 404
+    ("/embed", {"inputs": ["a cat sat", "a dog ran"], "normalize": False}),
+    ("/embed", {"inputs": "x", "dimensions": 100}),  # 422: no such width
+]
+
+
+def test_the_direct_door_answers_as_the_routes(
+    app_of: AppOf, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    routed_answers: list[str] = []
+
+    async def recording(operation: Any, *args: Any) -> Any:
+        routed_answers.append(operation.name)
+        return await embedding_operations.answer(operation, *args)
+
+    monkeypatch.setattr(embedding_routes, "answer", recording)
+    with app_of(cache_bytes=0) as fast, app_of(cache_bytes=0, direct_queries=False) as slow:
+        for path, body in DOOR_REQUESTS:
+            direct, routed = fast.post(path, json=body), slow.post(path, json=body)
+            assert direct.status_code == routed.status_code, (path, body)
+            assert direct.content == routed.content, (path, body)
+    # The routes answered the second app's requests only: the first app's took the edge's door.
+    assert routed_answers == [path.rsplit("/", 1)[1] for path, _ in DOOR_REQUESTS]

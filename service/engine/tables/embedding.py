@@ -175,51 +175,51 @@ def embed(
 
 @dataclass(frozen=True, eq=False)
 class TextItem:
-    """One input of an embedding request: a text, or pieces given as ids, and how to answer."""
+    """One request's inputs: texts, or splits given as ids, and how to answer them."""
 
     table: EmbeddingTable
-    text: str | None = None
-    ids: Sequence[int] | None = None
+    texts: Sequence[str] = ()
+    ids: Sequence[Sequence[int]] = ()
     normalize: bool | None = None
     dimensions: int | None = None
+
+    @property
+    def cost(self) -> int:
+        """Its inputs: what a batch's size counts."""
+        return len(self.texts) + len(self.ids)
 
 
 @dataclass(frozen=True)
 class Embedded:
-    """One input's embedding, the pieces pooled, and whether the model left part unread."""
+    """One request's embeddings (a row per input), the pieces each pooled, and whether the
+    model left part of each unread."""
 
-    vector: np.ndarray
-    pieces: int
-    cut: bool = False
+    vectors: np.ndarray
+    pieces: list[int]
+    cut: list[bool]
 
 
 def embed_items(items: Sequence[TextItem]) -> list[Embedded]:
-    """Every item's embedding, in order: texts of one table split together, then pooled per
-    table and way of answering. Items are checked before (static tables, ids, dimensions)."""
-    splits: dict[int, tuple[list[int], bool]] = {}
-    tables: dict[int, list[int]] = defaultdict(list)
+    """Every request's embeddings, in order: the texts of one table split together (one call
+    of the tokenizer), then each request's pooled. Items are checked before (static tables,
+    ids, dimensions): nothing here refuses one."""
+    splits: list[list[tuple[list[int], bool]]] = [[] for _ in items]
+    by_table: dict[int, list[int]] = defaultdict(list)
     for index, item in enumerate(items):
-        if item.text is None:
-            assert item.ids is not None and item.table.static is not None
-            splits[index] = (kept_pieces(item.table.static, item.ids), False)
+        if item.texts:
+            by_table[id(item.table)].append(index)
         else:
-            tables[id(item.table)].append(index)
-    for indices in tables.values():
-        texts = [items[i].text or "" for i in indices]
-        splits.update(zip(indices, cut_splits(items[indices[0]].table, texts), strict=True))
-    answers: dict[int, Embedded] = {}
-    for indices in _ways(items).values():
-        first = items[indices[0]]
-        pieces = [splits[i][0] for i in indices]
-        vectors = pool(first.table, pieces, first.normalize, first.dimensions)
-        for row, i in enumerate(indices):
-            answers[i] = Embedded(vectors[row], len(pieces[row]), splits[i][1])
-    return [answers[i] for i in range(len(items))]
+            assert item.table.static is not None
+            splits[index] = [(kept_pieces(item.table.static, ids), False) for ids in item.ids]
+    for indices in by_table.values():
+        texts = [text for i in indices for text in items[i].texts]
+        split = iter(cut_splits(items[indices[0]].table, texts))
+        for i in indices:
+            splits[i] = [next(split) for _ in items[i].texts]
+    return [_pooled(item, split) for item, split in zip(items, splits, strict=True)]
 
 
-def _ways(items: Sequence[TextItem]) -> dict[tuple[int, bool | None, int | None], list[int]]:
-    """Items by table and way of answering (normalised, width)."""
-    ways: dict[tuple[int, bool | None, int | None], list[int]] = defaultdict(list)
-    for index, item in enumerate(items):
-        ways[(id(item.table), item.normalize, item.dimensions)].append(index)
-    return ways
+def _pooled(item: TextItem, splits: list[tuple[list[int], bool]]) -> Embedded:
+    pieces = [ids for ids, _ in splits]
+    vectors = pool(item.table, pieces, item.normalize, item.dimensions)
+    return Embedded(vectors, [len(ids) for ids in pieces], [cut for _, cut in splits])
