@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Discriminator, Field, Tag
 
 from service.schemas.common import MAX_ITEMS, MAX_TEXT_LENGTH, NUMBER_ONLY, Flag, Strict, Text
 
@@ -37,15 +37,37 @@ Dimensions = Annotated[
 ]
 
 
+def input_form(value: object) -> str:
+    """Which form an input takes, from its first item: so a bad input is told what is wrong
+    with the form it has, not with each of the four."""
+    if isinstance(value, str):
+        return "text"
+    first = value[0] if isinstance(value, list) and value else None
+    if isinstance(first, list):
+        return "token lists"
+    if isinstance(first, int | float) and not isinstance(first, bool):
+        return "token ids"  # JSON's 2.0 is an integer too
+    return "texts"
+
+
+Texts = Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)]
+Input = Annotated[
+    Annotated[Text, Tag("text")]
+    | Annotated[Texts, Tag("texts")]
+    | Annotated[TokenIds, Tag("token ids")]
+    | Annotated[
+        list[TokenIds],
+        Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True),
+        Tag("token lists"),
+    ],
+    Discriminator(input_form),
+]
+
+
 class EmbeddingsRequest(Strict):
     """OpenAI's embeddings request: texts or token ids in, one vector each out."""
 
-    input: (
-        Text
-        | Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)]
-        | TokenIds
-        | Annotated[list[TokenIds], Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)]
-    ) = Field(
+    input: Input = Field(
         description="A text, a list of texts, a list of token ids (one input: the model's "
         "pieces, as its tokenizer numbers them) or a list of such lists."
     )
@@ -81,7 +103,10 @@ class EmbedRequest(Strict):
     """Text Embeddings Inference's embed request; the table is the configured one
     (embed_table: by default the first static embedding model served)."""
 
-    inputs: Text | Annotated[list[Text], Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)]
+    inputs: Annotated[
+        Annotated[Text, Tag("text")] | Annotated[Texts, Tag("texts")],
+        Discriminator(input_form),
+    ]
     normalize: Flag = Field(True, description="Answer unit vectors (TEI's default).")
     truncate: Flag = Field(
         False,

@@ -128,6 +128,8 @@ class LimitsResponse(Strict):
     max_directions: int
     max_matrix_tokens: int
     max_text_length: int
+    max_embedding_inputs: int
+    max_embedding_text_length: int
     max_projection_points: int
     max_diagnostics_limit: int
     max_evaluation_questions: int

@@ -95,3 +95,4 @@ def test_the_limits_are_published_under_their_settings_names(app_of) -> None:
     assert limits["max_batch"] == 8 and limits["max_results"] == 40
     assert limits["max_k"] == 500 and limits["default_k"] == 10
     assert set(limits) >= {"max_text_length", "max_directions", "max_body_bytes"}
+    assert limits["max_embedding_inputs"] == 256 and limits["max_embedding_text_length"] == 8192
