@@ -1,16 +1,20 @@
-"""Texts per second of /v1/embeddings against the model's own library, side by side in one run.
+"""Texts per second of /v1/embeddings against the models' own libraries, side by side in one run.
 
     flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.embedding_throughput
 
-The default static model, WordLlama's l2_supercat (256-d), on sentences of gensim's Lee corpus:
+Two static models on sentences of gensim's Lee corpus: the default, WordLlama's l2_supercat
+(32,000 x 256), and a Model2Vec model written by model2vec's own StaticModel.save_pretrained
+from MiniLM's whole table and tokenizer (30,522 x 384, normalised, as the potion models are):
 
-1. the library in-process on one core: WordLlama's own `embed` on batches of 64, in a child
-   process pinned to one CPU (os.sched_setaffinity), its tokenizer's threads held to one;
-2. the service over HTTP, `python -m service serve` as the README starts it (MiniLM and
-   WordLlama, default settings), with wrk (2 threads) on the same 2 cores: GET /healthz, then
-   single-text POST /v1/embeddings at 32 connections, then batches of 64 texts;
-3. the worst cases the settings allow (docs/operations.md): one request of max_embedding_inputs
-   texts of max_embedding_text_length characters each, and one of as many lists of ids.
+1. each library in-process on one core: WordLlama's `embed` and Model2Vec's `encode` on
+   batches of 64, each in a child process pinned to one CPU (os.sched_setaffinity), the
+   tokenizer's threads held to one;
+2. the service over HTTP, `python -m service serve` as the README starts it plus the Model2Vec
+   folder (default settings), with wrk (2 threads) on the same 2 cores: GET /healthz, then per
+   model single-text POST /v1/embeddings at 32 connections and batches of 64 texts;
+3. the worst cases the settings allow (docs/operations.md), on WordLlama (which reads every
+   character): one request of max_embedding_inputs texts of max_embedding_text_length
+   characters each, one of as many lists of ids as a body may hold, one longest text.
 
 Goals: batches of 64 over HTTP at least 0.5x the library's texts per second; single-text
 requests at least 40% of /healthz's requests per second on the same server.
@@ -29,11 +33,15 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 from benchmarks.server import forget, start_server
 from benchmarks.wrk import WrkResult, run_wrk
-from service.config import Settings, default_static_table
+from service.config import Settings, TableSpec, default_static_table, default_table
+from service.engine.loaders import load_table
 
 CONNECTIONS = 32
 BATCH = 64
@@ -58,16 +66,29 @@ def sentences() -> list[str]:
     return [s for s in cut if len(s.split()) >= 10]
 
 
-def library_rate(texts: list[str], seconds: float) -> float:
-    """WordLlama's embed, texts per second, in a child process on one core."""
+def library_rate(model: str, folder: Path, texts: list[str], seconds: float) -> float:
+    """The model's own library, texts per second in batches of 64, in a child process on one
+    core; `model` is "wordllama" or "model2vec" (a folder save_pretrained wrote)."""
     context = multiprocessing.get_context("spawn")
     with context.Pool(1) as pool:
-        return float(pool.apply(_library_rate, (texts, seconds)))
+        return float(pool.apply(_library_rate, (model, folder, texts, seconds)))
 
 
-def _library_rate(texts: list[str], seconds: float) -> float:
+def _library_rate(model: str, folder: Path, texts: list[str], seconds: float) -> float:
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     os.environ["RAYON_NUM_THREADS"] = "1"  # the tokenizer's own thread pool
+    encode = _wordllama() if model == "wordllama" else _model2vec(folder)
+    batches = [texts[i : i + BATCH] for i in range(0, len(texts) - BATCH + 1, BATCH)]
+    encode(batches[0])  # warm
+    done, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        for batch in batches:
+            encode(batch)
+            done += len(batch)
+    return done / (time.perf_counter() - started)
+
+
+def _wordllama() -> Callable[[list[str]], object]:
     from wordllama import WordLlama
 
     weights = default_static_table().path
@@ -81,17 +102,31 @@ def _library_rate(texts: list[str], seconds: float) -> float:
             weights.parent.parent / "tokenizers/l2_supercat_tokenizer_config.json", tokenizers
         )
         model = WordLlama.load(cache_dir=cache, disable_download=True)
-    batches = [texts[i : i + BATCH] for i in range(0, len(texts) - BATCH + 1, BATCH)]
-    model.embed(batches[0])  # warm
-    done, started = 0, time.perf_counter()
-    while time.perf_counter() - started < seconds:
-        for batch in batches:
-            model.embed(batch, batch_size=BATCH)
-            done += len(batch)
-    return done / (time.perf_counter() - started)
+    return lambda batch: model.embed(batch, batch_size=BATCH)
 
 
-def bodies(texts: list[str], per_request: int) -> list[str]:
+def _model2vec(folder: Path) -> Callable[[list[str]], object]:
+    from model2vec import StaticModel
+
+    model = StaticModel.from_pretrained(folder)
+    return lambda batch: model.encode(batch, use_multiprocessing=False)
+
+
+def model2vec_folder(folder: Path) -> Path:
+    """MiniLM's table and tokenizer as a Model2Vec model, written by model2vec itself."""
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+
+    spec = default_table()
+    assert spec.path is not None
+    table = load_table(spec.path)
+    tokenizer = Tokenizer.from_file(str(spec.path / "tokenizer.json"))
+    vectors = np.ascontiguousarray(table.vectors, dtype=np.float32)
+    StaticModel(vectors, tokenizer, normalize=True).save_pretrained(folder)
+    return folder
+
+
+def bodies(model: str, texts: list[str], per_request: int) -> list[str]:
     """/v1/embeddings bodies of `per_request` texts each, every text used in turn."""
     count = max(1, len(texts) // per_request) * 4
     out = []
@@ -99,13 +134,13 @@ def bodies(texts: list[str], per_request: int) -> list[str]:
         start = (request * per_request) % len(texts)
         chunk = (texts * 2)[start : start + per_request]
         one = chunk[0] if per_request == 1 else chunk
-        out.append(json.dumps({"model": "wordllama", "input": one}))
+        out.append(json.dumps({"model": model, "input": one}))
     return out
 
 
 def line(name: str, result: WrkResult, texts: int = 1) -> str:
     return (
-        f"  {name:<28} {result.requests_per_second:>9,.0f} req/s  "
+        f"  {name:<34} {result.requests_per_second:>9,.0f} req/s  "
         f"{result.requests_per_second * texts:>9,.0f} texts/s  p50 {result.p50_ms:6.2f} ms  "
         f"p99 {result.p99_ms:7.2f} ms  failures {result.failures}"
     )
@@ -151,8 +186,18 @@ def _timed(base: str, name: str, given: object) -> str:
     )
 
 
+def served(base: str, model: str, texts: list[str], seconds: int) -> tuple[WrkResult, WrkResult]:
+    """One text a request, then batches of 64, at 32 connections: (single, batches)."""
+    run_wrk(base + EMBEDDINGS, CONNECTIONS, 2, bodies(model, texts, 1))  # warm-up
+    single = run_wrk(base + EMBEDDINGS, CONNECTIONS, seconds, bodies(model, texts, 1))
+    print(line(f"{model}: 1 text a request", single))
+    batches = run_wrk(base + EMBEDDINGS, CONNECTIONS, seconds, bodies(model, texts, BATCH))
+    print(line(f"{model}: {BATCH} texts a request", batches, BATCH))
+    return single, batches
+
+
 def main() -> None:
-    """Measure the library, then the server, and print both and their ratios."""
+    """Measure the libraries, then the server, and print both and their ratios."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=8, help="length of each wrk run")
     parser.add_argument(
@@ -166,34 +211,43 @@ def main() -> None:
     texts = sentences()
     mean = sum(map(len, texts)) / len(texts)
     print(f"texts: {len(texts):,} Lee corpus sentences, {mean:.0f} characters on average")
-    library = library_rate(texts, args.seconds)
-    print(f"  {'WordLlama embed, 1 core':<28} {library:>27,.0f} texts/s (batches of {BATCH})")
-    env = {"EMBEDDING_SERVICE_DIRECT_QUERIES": "false"} if args.routed else {}
-    process, base = start_server(env)
-    try:
-        run_wrk(base + EMBEDDINGS, CONNECTIONS, 2, bodies(texts, 1))  # warm-up
-        health = run_wrk(base + "/healthz", CONNECTIONS, args.seconds)
-        print(line(f"GET /healthz c={CONNECTIONS}", health))
-        single = run_wrk(base + EMBEDDINGS, CONNECTIONS, args.seconds, bodies(texts, 1))
-        print(line(f"1 text a request c={CONNECTIONS}", single))
-        batches = run_wrk(base + EMBEDDINGS, CONNECTIONS, args.seconds, bodies(texts, BATCH))
-        print(line(f"{BATCH} texts a request c={CONNECTIONS}", batches, BATCH))
-        before = peak_resident_mb(process.pid)
-        print("worst cases (one request at a time, default settings):")
-        for worst in worst_cases(base):
-            print(worst)
+    with tempfile.TemporaryDirectory() as work:
+        folder = model2vec_folder(Path(work) / "m2v")
+        libraries = {
+            "wordllama": library_rate("wordllama", folder, texts, args.seconds),
+            "m2v": library_rate("model2vec", folder, texts, args.seconds),
+        }
+        for model, rate in libraries.items():
+            library = "WordLlama embed" if model == "wordllama" else "Model2Vec encode"
+            print(f"  {library + ', 1 core':<34} {rate:>21,.0f} texts/s (batches of {BATCH})")
+        tables = [default_table(), default_static_table(), TableSpec(name="m2v", path=folder)]
+        env = {"EMBEDDING_SERVICE_TABLES": json.dumps([t.model_dump(mode="json") for t in tables])}
+        if args.routed:
+            env["EMBEDDING_SERVICE_DIRECT_QUERIES"] = "false"
+        process, base = start_server(env)
+        try:
+            health = run_wrk(base + "/healthz", CONNECTIONS, args.seconds)
+            print(line(f"GET /healthz c={CONNECTIONS}", health))
+            results = {model: served(base, model, texts, args.seconds) for model in libraries}
+            before = peak_resident_mb(process.pid)
+            print("worst cases (one request at a time, default settings, wordllama):")
+            for worst in worst_cases(base):
+                print(worst)
+            print(
+                f"  server peak resident {before:,.0f} MB before them, "
+                f"{peak_resident_mb(process.pid):,.0f} MB after"
+            )
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            forget(process)
+    for model, (single, batches) in results.items():
+        batched = batches.requests_per_second * BATCH / libraries[model]
+        alone = single.requests_per_second / health.requests_per_second
         print(
-            f"  server peak resident {before:,.0f} MB before them, "
-            f"{peak_resident_mb(process.pid):,.0f} MB after"
+            f"{model}: batches of {BATCH} over HTTP / library in-process: {batched:.2f}x "
+            f"(goal >= 0.5x); single-text req/s / /healthz req/s: {alone:.0%} (goal >= 40%)"
         )
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        forget(process)
-    batched = batches.requests_per_second * BATCH / library
-    alone = single.requests_per_second / health.requests_per_second
-    print(f"batches of {BATCH} over HTTP / library in-process: {batched:.2f}x (goal >= 0.5x)")
-    print(f"single-text req/s / /healthz req/s: {alone:.0%} (goal >= 40%)")
 
 
 if __name__ == "__main__":
