@@ -31,6 +31,8 @@ from service.engine.tables.layout import Layout
 ENV_PREFIX = "EMBEDDING_SERVICE_"
 CONFIG_FILE_VARIABLE = f"{ENV_PREFIX}CONFIG"
 DEFAULT_TABLE_NAME = "minilm"
+# The static embedding model served beside it, so texts embed out of the box.
+DEFAULT_STATIC_NAME = "wordllama"
 TABLE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 FormatName = Literal[FORMATS]  # type: ignore[valid-type]
@@ -214,6 +216,17 @@ def default_table() -> TableSpec:
     return TableSpec(name=DEFAULT_TABLE_NAME, path=get_model_path(), format="huggingface")
 
 
+def default_static_table() -> TableSpec:
+    """WordLlama's l2_supercat model, 256-d, from the weights inside the wordllama package."""
+    from importlib.util import find_spec
+
+    found = find_spec("wordllama")  # finds the package without importing it (nor its deps)
+    assert found is not None and found.submodule_search_locations, "wordllama is installed"
+    package = Path(next(iter(found.submodule_search_locations)))
+    weights = package / "weights" / "l2_supercat_256.safetensors"
+    return TableSpec(name=DEFAULT_STATIC_NAME, path=weights, format="wordllama")
+
+
 class Settings(BaseSettings):
     """Every tunable of the service; each field says how to tune it."""
 
@@ -226,7 +239,8 @@ class Settings(BaseSettings):
     )
     tables: list[TableSpec] = Field(
         default_factory=list,
-        description="Tables to serve. Empty means the bundled MiniLM table as 'minilm'. "
+        description="Tables to serve. Empty means the bundled MiniLM table as 'minilm' and "
+        "WordLlama's l2_supercat static embedding model (256-d) as 'wordllama'. "
         'As an env var: JSON, e.g. [{"name": "glove", "path": "/data/glove.txt"}].',
     )
     host: str = Field("127.0.0.1", description="Interface to bind; 0.0.0.0 in containers.")
@@ -307,6 +321,30 @@ class Settings(BaseSettings):
         "Splitting costs about 0.75 us a character (MiniLM), and a text has at most about one "
         "piece a character (byte-level tokenizers: four), so this bounds both the work and "
         "the answer: about 8 ms and 1.3 MB at the default.",
+    )
+    max_embedding_inputs: int = Field(
+        256,
+        ge=1,
+        le=10_000,
+        description="Most texts (or lists of token ids) one /v1/embeddings or /embed request "
+        "embeds; refused (422) before any is split. The worst the defaults allow, 256 texts "
+        "of 8,192 characters (a 2.1 MB body), took 0.3-1.2 s of the embedding worker and "
+        "about 45 MB on WordLlama (docs/operations.md).",
+    )
+    max_embedding_text_length: int = Field(
+        8192,
+        ge=1,
+        le=1_000_000,
+        description="Most characters of one text of /v1/embeddings or /embed, and most ids in "
+        "one list of token ids; refused (422) before it is split (Model2Vec reads at most its "
+        "max_length x median token length of it anyway; WordLlama reads all of it).",
+    )
+    embed_table: str | None = Field(
+        None,
+        pattern=TABLE_NAME_PATTERN,
+        description="The table POST /embed (TEI's API, whose requests name no model) embeds "
+        "with. Unset: the first static embedding model served, in configuration order "
+        "('wordllama' when no table is configured).",
     )
     batching: bool = Field(
         True,
@@ -725,8 +763,8 @@ class Settings(BaseSettings):
         return self
 
     def served_tables(self) -> list[TableSpec]:
-        """The configured tables, or the default table when none is configured."""
-        return list(self.tables) or [default_table()]
+        """The configured tables, or the default tables when none is configured."""
+        return list(self.tables) or [default_table(), default_static_table()]
 
 
 # The --config flag, visible to the settings sources only while load_settings builds Settings.

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.api.app import create_app
-from service.config import Settings, TableSpec, default_table
+from service.config import Settings, TableSpec, default_static_table, default_table
 from service.engine.loaders import load_huggingface
 from service.engine.search.cosine import CosineSearch
 from service.engine.session import Session
@@ -64,7 +64,8 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def settings(small_table_files: Path, run_folder: Path) -> Settings:
-    """MiniLM, the small table (case-insensitive fallback on) and the checkpoint set `run`."""
+    """MiniLM, the small table (case-insensitive fallback on), the checkpoint set `run` and
+    the default static embedding model, WordLlama's."""
     small = TableSpec(
         name="small",
         path=small_table_files,
@@ -72,7 +73,8 @@ def settings(small_table_files: Path, run_folder: Path) -> Settings:
         case_insensitive=True,
     )
     run = TableSpec(name="run", checkpoints=run_folder)
-    return Settings(tables=[default_table(), small, run], max_k=500, max_batch=64)
+    tables = [default_table(), small, run, default_static_table()]
+    return Settings(tables=tables, max_k=500, max_batch=64)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,13 @@ import pytest
 from pydantic import ValidationError
 
 from service.cli.main import parse_table_flag
-from service.config import CONFIG_FILE_VARIABLE, DEFAULT_TABLE_NAME, Settings, load_settings
+from service.config import (
+    CONFIG_FILE_VARIABLE,
+    DEFAULT_STATIC_NAME,
+    DEFAULT_TABLE_NAME,
+    Settings,
+    load_settings,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -17,10 +23,15 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(CONFIG_FILE_VARIABLE, raising=False)
 
 
-def test_no_configuration_serves_the_default_table() -> None:
-    [spec] = Settings().served_tables()
+def test_no_configuration_serves_the_default_tables() -> None:
+    spec, static = Settings().served_tables()
     assert spec.name == DEFAULT_TABLE_NAME
     assert (spec.path / "model.safetensors").is_file()
+    # WordLlama's weights from inside its package, with its tokenizer where the package keeps it.
+    assert static.name == DEFAULT_STATIC_NAME and static.format == "wordllama"
+    assert static.path is not None and static.path.is_file()
+    tokenizers = static.path.parent.parent / "tokenizers"
+    assert (tokenizers / "l2_supercat_tokenizer_config.json").is_file()
     assert Settings().port == 8000
 
 

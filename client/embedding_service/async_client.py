@@ -95,6 +95,7 @@ class AsyncClient(BaseClient):
     cosines = async_method(methods.cosines)
     rank = async_method(methods.rank)
     tokenize = async_method(methods.tokenize)
+    embed = async_method(methods.embed)
     detokenize = async_method(methods.detokenize)
     projection = async_method(methods.projection)
     project = async_method(methods.project)

@@ -92,6 +92,7 @@ class Client(BaseClient):
     cosines = sync_method(methods.cosines)
     rank = sync_method(methods.rank)
     tokenize = sync_method(methods.tokenize)
+    embed = sync_method(methods.embed)
     detokenize = sync_method(methods.detokenize)
     projection = sync_method(methods.projection)
     project = sync_method(methods.project)

@@ -16,6 +16,7 @@ from service.api.keys import KeyRing, document_security
 from service.api.openapi import DESCRIPTION, document_bodies
 from service.api.routes import admin as routes_admin
 from service.api.routes import diagnostics as routes_diagnostics
+from service.api.routes import embedding as routes_embedding
 from service.api.routes import explorer as routes_explorer
 from service.api.routes import health as routes_ops
 from service.api.routes import projection as routes_projection
@@ -37,7 +38,8 @@ __all__ = ["create_app", "load_registry", "load_spec"]
 # Every table route can be refused before it runs; query routes also take a JSON body.
 TABLE_ERRORS = error_responses(401, 404, 422, 429, 503)
 QUERY_ERRORS = error_responses(400, 401, 404, 413, 415, 422, 429, 503)
-# The routers of POST /v1/tables/{table}/{operation}: JSON bodies, the query error set.
+# The routers of POST /v1/tables/{table}/{operation} (and of the embeddings, whose bodies name
+# their table): JSON bodies, the query error set.
 QUERY_ROUTES = (
     routes_search,
     routes_vectors,
@@ -46,6 +48,7 @@ QUERY_ROUTES = (
     routes_diagnostics,
     routes_text,
     routes_training,
+    routes_embedding,
 )
 
 

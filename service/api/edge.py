@@ -24,8 +24,9 @@ In this order, each refusal answered in the one error envelope (service/errors.p
    429 before it takes a slot (runtime/analyses.py), and is cancelled if its client leaves.
 5. **The door**: a POST /v1/tables/{table}/{operation} goes straight to operations.door.answer,
    the function the FastAPI route calls too (the same parsing, validation, answer and errors,
-   by construction) without routing and dependency solving; `direct_queries = false` sends it
-   through the routes instead. Anything else goes on to the FastAPI app.
+   by construction) without routing and dependency solving, and a text embedding (POST
+   /v1/embeddings, /embed) to operations.embedding.answer likewise; `direct_queries = false`
+   sends them through the routes instead. Anything else goes on to the FastAPI app.
 
 Why one middleware and not five stacked: the event loop and the search worker share one GIL,
 so every microsecond of Python per request on the loop is one the worker cannot use. Stacked,
@@ -54,14 +55,17 @@ from service.engine.errors import EngineError
 from service.errors import BodyTooLarge, Overloaded, Unauthorized, encode
 from service.explorer import is_page_path
 from service.metrics import IN_FLIGHT, REQUEST_SECONDS, REQUESTS
+from service.operations import embedding
 from service.operations.catalog import OPERATIONS, Operation
 from service.operations.door import Services, answer
 from service.runtime.analyses import AnalysisQueue
 from service.runtime.batching import InFlight
 
 # Table requests: the only work bounded in flight (probes, scrapes and admin calls must get
-# through an overload), never a page, never open when keys are configured.
+# through an overload), never a page, never open when keys are configured. Text embeddings
+# name their table in the body, and are table requests too.
 BOUNDED_PREFIX = "/v1/tables"
+EMBEDDING_PATHS = frozenset(embedding.PATHS)
 TABLES_PREFIX = "/v1/tables/"
 # Probes and scrapes would drown the latency of real traffic; they are not measured.
 UNMEASURED_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -170,7 +174,7 @@ class Edge:
             except EngineError as error:
                 status[0] = await refuse(error, send, close=True)
                 return
-            if not path.startswith(BOUNDED_PREFIX):
+            if not bounded(path):
                 await self._dispatch(None, scope, body, receive, send, status)
                 return
             target = target_of(scope)
@@ -199,7 +203,7 @@ class Edge:
 
     async def _dispatch(
         self,
-        target: tuple[str, Operation] | None,
+        target: tuple[str | None, Operation] | None,
         scope: Scope,
         body: bytes,
         receive: Receive,
@@ -213,8 +217,12 @@ class Edge:
             await self._to_app(scope, body, receive, send, status)
             return
         table, operation = target
-        scope["route"] = operation.route
-        encoded = await answer(operation, table, body, content_type(scope), services)
+        if table is None:  # a text embedding: its table is named in the body
+            scope["route"] = embedding.ROUTES[scope["path"]]
+            encoded = await embedding.answer(operation, body, content_type(scope), services)
+        else:
+            scope["route"] = operation.route
+            encoded = await answer(operation, table, body, content_type(scope), services)
         status[0] = encoded.status
         await send({"type": "http.response.start", "status": encoded.status,
                     "headers": encoded.headers})  # fmt: skip
@@ -345,6 +353,11 @@ async def analyse(
         queue.admitted.count -= 1
 
 
+def bounded(path: str) -> bool:
+    """Whether a request to `path` is a table request, counted and bounded in flight."""
+    return path.startswith(BOUNDED_PREFIX) or path in EMBEDDING_PATHS
+
+
 def matches(presented: bytes, keys: tuple[bytes, ...]) -> bool:
     """Whether `presented` is one of `keys`; every key is compared, each in constant time."""
     found = False
@@ -382,11 +395,14 @@ def content_type(scope: Scope) -> str:
     return ""
 
 
-def target_of(scope: Scope) -> tuple[str, Operation] | None:
-    """(table, operation) for a POST to a query route."""
+def target_of(scope: Scope) -> tuple[str | None, Operation] | None:
+    """(table, operation) for a POST to a query route; (None, operation) for a text
+    embedding's, whose table is named in its body."""
     if scope["method"] != "POST":
         return None
     path: str = scope["path"]
+    if path in EMBEDDING_PATHS:
+        return None, embedding.PATHS[path]
     if not path.startswith(TABLES_PREFIX):
         return None
     parts = path[len(TABLES_PREFIX) :].split("/")

@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from service.operations.catalog import OPERATIONS, Operation
+from service.operations.embedding import EMBED, EMBEDDINGS
 
 COMPONENTS = "#/components/schemas/{model}"
 
@@ -111,6 +112,21 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     "drift": {
         "default": {"tokens": ["king"], "limit": 10},
     },
+    "embeddings": {
+        "text": {"model": "wordllama", "input": "Embeddings are lookup tables"},
+        "texts": {"model": "wordllama", "input": ["a cat sat", "a dog ran"]},
+        "token ids": {"model": "wordllama", "input": [[450, 6635, 3290]]},
+        "base64, 64-d": {
+            "model": "wordllama",
+            "input": "a cat sat",
+            "encoding_format": "base64",
+            "dimensions": 64,
+        },
+    },
+    "embed": {
+        "text": {"inputs": "Embeddings are lookup tables"},
+        "texts": {"inputs": ["a cat sat", "a dog ran"], "normalize": False},
+    },
 }
 
 
@@ -140,7 +156,7 @@ def document_bodies(app: FastAPI) -> None:
             return app.openapi_schema
         document = generate()
         schemas = document.setdefault("components", {}).setdefault("schemas", {})
-        for operation in OPERATIONS.values():
+        for operation in (*OPERATIONS.values(), EMBEDDINGS, EMBED):
             schema = operation.body.json_schema(ref_template=COMPONENTS)
             schemas.update(schema.pop("$defs", {}))
             schemas[body_model(operation)] = schema

@@ -57,7 +57,8 @@ def _add_serve_parser(commands: Any) -> None:
         "ef_construction, ef_search, max_ef_search, nlist, nprobe, max_nprobe, probe_margin, "
         "pq_m, pq_bits, "
         "k_factor, max_k_factor: "
-        "see docs/settings.md). Without any, the bundled MiniLM table is served as 'minilm'.",
+        "see docs/settings.md). Without any, the bundled MiniLM table is served as 'minilm', "
+        "and WordLlama's static embedding model as 'wordllama'.",
     )
     serve.add_argument("--config", type=Path, help="a TOML or JSON settings file")
 

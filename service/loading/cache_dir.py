@@ -80,7 +80,8 @@ def cached_table(
         source = read_source()  # confined to admin_tables_dir for tables added through admin
         with confined(None):
             facts = {"spec": spec.model_dump(mode="json")}
-            write_prepared(source, entry, facts, spec.layout or "columns")
+            # The layout the source holds: the spec's, or its loader's (static models: rows).
+            write_prepared(source, entry, facts, spec.layout or source.layout)
         del source
     with confined(None):  # the cache is the service's own folder, not a caller's file
         table = open_prepared(entry)

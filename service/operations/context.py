@@ -41,6 +41,7 @@ from service.engine.search.queries import (
     Term,
 )
 from service.engine.served import ServedTable
+from service.engine.tables.embedding import pool, split_texts
 from service.engine.tables.pieces import PLAIN, readable
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import mean_row
@@ -248,19 +249,25 @@ class Resolver:
         return unknown
 
     def _split(self, text: str, pieces: str) -> list[int]:
-        """The rows of a text's pieces; one unless the request asks for their mean."""
-        split = self.served.text.split(text)
-        self.matched.update(split.matched)
-        tokens = [self.served.table.tokens[row] for row in split.ids]
+        """The rows of a text's pieces; one unless the request asks for their mean. A static
+        embedding model's text is its embedding: the pieces it pools, however many."""
+        table = self.served.table
+        if table.static is not None:
+            ids = split_texts(table, [text])[0]
+        else:
+            split = self.served.text.split(text)
+            self.matched.update(split.matched)
+            ids = split.ids
+        tokens = [table.tokens[row] for row in ids]
         if not tokens:
             raise EmptyText(self.served.name)
-        if len(tokens) > 1 and pieces != "mean":
+        if len(tokens) > 1 and pieces != "mean" and table.static is None:
             raise SeveralPieces(text, tokens, split.ids, self.served.name)
         if len(tokens) > 1:
             self.matched[text] = tokens
         elif tokens[0] != text:
             self.matched[text] = tokens[0]
-        return list(split.ids)
+        return list(ids)
 
     def row(self, token: str) -> int:
         """The row of an already resolved token."""
@@ -271,19 +278,23 @@ class Resolver:
         return np.fromiter((self.rows[t] for t in tokens), dtype=np.int64, count=len(tokens))
 
     def key_row(self, key: Key) -> int | None:
-        """The row a token or a one-piece text stands for; None for a mean of pieces."""
+        """The row a token or a one-piece text stands for; None for a mean of pieces, or a
+        static embedding model's text (its embedding)."""
         if isinstance(key, str):
             return self.rows[key]
         rows = self.text_rows(key.text, key.pieces)
-        return rows[0] if len(rows) == 1 else None
+        return rows[0] if len(rows) == 1 and self.served.table.static is None else None
 
     def text_rows(self, text: str, pieces: str) -> list[int]:
         """The rows of an already split text's pieces."""
         return self.texts[(text, pieces)]
 
     def mean(self, rows: Sequence[int]) -> np.ndarray:
-        """The mean of raw rows, as float64."""
-        return mean_row(self.served.table.vectors, rows)
+        """The mean of raw rows, as float64; a static embedding model's embedding of them."""
+        table = self.served.table
+        if table.static is not None:
+            return pool(table, [rows])[0].astype(np.float64)
+        return mean_row(table.vectors, rows)
 
     def raw_vector(self, key: Key) -> np.ndarray:
         """A key's raw row, or the mean of its pieces' raw rows (float64)."""
@@ -330,9 +341,10 @@ class Resolver:
         """A query's vector, the rows it stands for, and its row when it is one table row."""
         if request.vector is not None or request.vector_b64 is not None:
             return vector_of(request.vector, request.vector_b64), frozenset(), None
-        if request.text is not None and len(self.text_rows(request.text, request.pieces)) > 1:
+        if request.text is not None:
             rows = self.text_rows(request.text, request.pieces)
-            return self.mean(rows), frozenset(rows), None
+            if len(rows) > 1 or self.served.table.static is not None:
+                return self.mean(rows), frozenset(rows), None
         row = self._query_row(request)
         return self.served.table.vectors[row], frozenset([row]), row
 

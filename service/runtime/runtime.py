@@ -15,6 +15,7 @@ from service.config import Settings
 from service.engine.search.cosine import CosineSearch, SearchItem, search_items
 from service.engine.search.queries import Neighbors, ScoreQuery, Scores
 from service.engine.search.scoring import score_items
+from service.engine.tables.embedding import Embedded, TextItem, embed_items
 from service.engine.threads import limit_compute_threads, limit_openmp
 from service.runtime.analyses import AnalysisQueue
 from service.runtime.batching import Batcher, InFlight
@@ -47,9 +48,9 @@ WORK_THREADS = 4
 
 
 class Runtime:
-    """One search batcher (neighbours and analogies), one scoring batcher, the count of table
-    requests in flight they share, the two queues of analyses, one cache, and the thread that
-    hands freed heap pages back to the system."""
+    """One search batcher (neighbours and analogies), one scoring batcher, one embedding
+    batcher (texts), the count of table requests in flight they share, the two queues of
+    analyses, one cache, and the thread that hands freed heap pages back to the system."""
 
     def __init__(self, settings: Settings) -> None:
         threads = partial(limit_openmp, settings.compute_threads)
@@ -65,6 +66,16 @@ class Runtime:
         )
         self.score: Batcher[tuple[CosineSearch, ScoreQuery], Scores] = Batcher(
             "score", score_items, settings, initializer=threads, in_flight=self.in_flight
+        )
+        # Texts to embed (/v1/embeddings, /embed): split and pooled on its own worker.
+        # An item is one request's inputs, costing one a text: max_queue counts requests.
+        self.embed: Batcher[TextItem, Embedded] = Batcher(
+            "embed",
+            embed_items,
+            settings,
+            cost=item_cost,
+            initializer=threads,
+            in_flight=self.in_flight,
         )
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.settings = settings
@@ -89,6 +100,7 @@ class Runtime:
         self.projections.start()
         self.search.start()
         self.score.start()
+        self.embed.start()
         self.heap.start()
 
     async def in_thread(self, work: Callable[..., T], *args: Any) -> T:
@@ -106,4 +118,5 @@ class Runtime:
         self.stop_analyses()
         await self.search.close()
         await self.score.close()
+        await self.embed.close()
         self.heap.close()

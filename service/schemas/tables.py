@@ -12,6 +12,7 @@ from pydantic import (
 )
 
 from service.schemas.common import Strict
+from service.schemas.embedding import StaticEmbeddingInfo
 
 
 class IndexInfo(BaseModel):
@@ -101,6 +102,11 @@ class TableInfo(Strict):
     model: ModelSizes | None = Field(
         description="A language model's size table (safetensors or GGUF); null otherwise."
     )
+    embedding: StaticEmbeddingInfo | None = Field(
+        None,
+        description="A static embedding model's recipe for a text's vector (/v1/embeddings); "
+        "null for a table that only names rows.",
+    )
 
 
 class TableList(Strict):
@@ -122,6 +128,8 @@ class LimitsResponse(Strict):
     max_directions: int
     max_matrix_tokens: int
     max_text_length: int
+    max_embedding_inputs: int
+    max_embedding_text_length: int
     max_projection_points: int
     max_diagnostics_limit: int
     max_evaluation_questions: int

@@ -74,7 +74,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.edge import BOUNDED_PREFIX, Route, compiled_routes, labels_of
+from service.api.edge import Route, bounded, compiled_routes, labels_of
 from service.config import Settings
 from service.engine.errors import EngineError
 from service.errors import (
@@ -522,7 +522,7 @@ class GuardedProtocol(HttpToolsProtocol):
             self.deferred = (cycle, app)
             return
         path: str = cycle.scope.get("path", "")
-        if path.startswith(BOUNDED_PREFIX) and self.guard.in_flight.full():
+        if bounded(path) and self.guard.in_flight.full():
             app = self._shed
             self.shed = True
         self.running = cycle

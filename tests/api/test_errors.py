@@ -109,7 +109,7 @@ def test_unknown_table_route_and_method(client: TestClient) -> None:
     error = assert_envelope(
         client.post("/v1/tables/nope/neighbors", json={"token": "a"}), 404, "UnknownTable"
     )
-    assert error["available"] == ["minilm", "small", "run"]
+    assert error["available"] == ["minilm", "small", "run", "wordllama"]
     assert_envelope(client.get("/v2/whatever"), 404, "NotFound")
     assert_envelope(client.get(f"{MINILM}/neighbors"), 405, "MethodNotAllowed")
 

@@ -14,7 +14,7 @@ from service.loading.registry import Registry
 
 def test_table_list_and_info(client: TestClient) -> None:
     tables = client.get("/v1/tables").json()["tables"]
-    assert [t["name"] for t in tables] == ["minilm", "small", "run"]
+    assert [t["name"] for t in tables] == ["minilm", "small", "run", "wordllama"]
     info = client.get("/v1/tables/minilm").json()
     assert (info["rows"], info["width"], info["parameters"]) == (30522, 384, 30522 * 384)
     compiled = f"compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"  # test_dots: built
@@ -36,7 +36,7 @@ def test_table_list_and_info(client: TestClient) -> None:
 
 def test_health_and_readiness(client: TestClient) -> None:
     assert client.get("/healthz").json() == {"status": "ok"}
-    ready = {"status": "ready", "tables": ["minilm", "small", "run"]}
+    ready = {"status": "ready", "tables": ["minilm", "small", "run", "wordllama"]}
     assert client.get("/readyz").json() == ready
 
 
@@ -95,3 +95,4 @@ def test_the_limits_are_published_under_their_settings_names(app_of) -> None:
     assert limits["max_batch"] == 8 and limits["max_results"] == 40
     assert limits["max_k"] == 500 and limits["default_k"] == 10
     assert set(limits) >= {"max_text_length", "max_directions", "max_body_bytes"}
+    assert limits["max_embedding_inputs"] == 256 and limits["max_embedding_text_length"] == 8192

@@ -1,6 +1,6 @@
 """The real servers client tests share: one for the tests that need no special limits (MiniLM,
-the small table with its zero row and case-insensitive fallback, the synthetic checkpoint set),
-and one of the gensim parity tables."""
+the small table with its zero row and case-insensitive fallback, the synthetic checkpoint set,
+WordLlama's static model), and one of the gensim parity tables."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from embedding_service import Client
 from embedding_service.keyedvectors import RemoteKeyedVectors
 from harness.server import running_server
+from service.config import default_static_table
 from tests.client.helpers import minilm_table
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ PARITY_TABLES = ["minilm", "word2vec", "fasttext", "glove", "projector"]
 
 @pytest.fixture(scope="session")
 def served(small_table_files: Path, run_folder: Path) -> Iterator[str]:
-    """The base URL of a server of minilm, small and run."""
+    """The base URL of a server of minilm, small, run and WordLlama's static model."""
     small = {
         "name": "small",
         "path": str(small_table_files),
@@ -33,7 +34,8 @@ def served(small_table_files: Path, run_folder: Path) -> Iterator[str]:
         "case_insensitive": True,
     }
     run = {"name": "run", "checkpoints": str(run_folder)}
-    tables = json.dumps([minilm_table(), small, run])
+    wordllama = {"name": "wordllama", "path": str(default_static_table().path)}
+    tables = json.dumps([minilm_table(), small, run, wordllama])
     with running_server({"EMBEDDING_SERVICE_TABLES": tables}) as base:
         yield base
 

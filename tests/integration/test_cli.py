@@ -60,6 +60,18 @@ def test_serves_the_default_table_over_a_socket(server: str) -> None:
     assert status == 404 and error["error"]["type"] == "UnknownToken"
 
 
+def test_the_default_serve_embeds_texts_with_wordllama(server: str) -> None:
+    body = {"model": "wordllama", "input": ["a cat sat on the mat", "a dog ran"]}
+    status, answer = call(f"{server}/v1/embeddings", body)
+    assert status == 200 and answer["model"] == "wordllama"
+    assert [len(item["embedding"]) for item in answer["data"]] == [256, 256]
+    vector = np.asarray(answer["data"][0]["embedding"])
+    status, tei = call(f"{server}/embed", {"inputs": "a cat sat on the mat"})
+    # TEI's route: the first static model served, normalised by default.
+    assert status == 200
+    np.testing.assert_allclose(tei[0], vector / np.linalg.norm(vector), rtol=0, atol=1e-6)
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [

@@ -4,7 +4,8 @@ Every operation gets valid and invalid requests (schemathesis' positive and nega
 and every response must pass all of schemathesis' default checks: no 5xx, a documented status,
 content type and headers, a body that conforms to the documented schema, invalid data refused
 and valid data accepted. The server runs the small test table, so that generated vectors of
-four components reach the engine rather than stopping at the width check.
+four components reach the engine rather than stopping at the width check, and WordLlama's
+static model, so that generated texts reach its tokenizer and pooling.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 
+from service.config import default_static_table
 from tests.conftest import SMALL_TOKENS, small_vectors
 from tests.robustness.conftest import write_table
 from tests.robustness.servers import server_process
@@ -63,8 +65,10 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[schemathesi
     """The OpenAPI document of a running server with the admin routes on."""
     folder = tmp_path_factory.mktemp("fuzz")
     table = write_table(folder / "tables", small_vectors())
+    # The small table, and WordLlama's static model for the text embedding routes.
+    tables = [{"name": "small", "path": str(table)}, default_static_table().model_dump(mode="json")]
     env = {
-        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table)}]),
+        "EMBEDDING_SERVICE_TABLES": json.dumps(tables),
         "EMBEDDING_SERVICE_ADMIN_KEY": ADMIN_KEY,
         "EMBEDDING_SERVICE_ADMIN_TABLES_DIR": str(folder / "added"),
         "EMBEDDING_SERVICE_DRAIN_SECONDS": "0",
@@ -99,6 +103,8 @@ OPERATIONS = [
     ("POST", "/v1/admin/tables/{table}/reload"),
     ("POST", "/v1/admin/tables"),
     ("DELETE", "/v1/admin/tables/{table}"),
+    ("POST", "/v1/embeddings"),
+    ("POST", "/embed"),
 ]
 # Operations with a body, so that invalid requests can be made for them (the table name in a
 # path is any string: there is no invalid one to make).
@@ -163,7 +169,10 @@ def with_known_keys(value: Any, data: st.DataObject, key: str = "") -> Any:
     schema-valid: the table's tokens and rows satisfy the same constraints.
     """
     if isinstance(value, dict):
-        return {name: with_known_keys(item, data, name) for name, item in value.items()}
+        known = {name: with_known_keys(item, data, name) for name, item in value.items()}
+        if isinstance(known.get("model"), str):  # /v1/embeddings: the served static model
+            known["model"] = "wordllama"
+        return known
     if isinstance(value, list):
         return [with_known_keys(item, data, key) for item in value]
     if isinstance(value, str) and key in TOKEN_KEYS:

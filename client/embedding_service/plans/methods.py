@@ -1,6 +1,7 @@
 """Every plan function under its client method's name: the API Client and AsyncClient expose."""
 
 from embedding_service.plans.diagnostics import diagnostics, evaluate
+from embedding_service.plans.embedding import embed
 from embedding_service.plans.projection import project, projection
 from embedding_service.plans.ranking import cosines, rank
 from embedding_service.plans.search import analogy, neighbors
@@ -15,6 +16,7 @@ __all__ = [
     "detokenize",
     "diagnostics",
     "drift",
+    "embed",
     "evaluate",
     "lookup",
     "neighbors",

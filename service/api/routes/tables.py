@@ -6,7 +6,9 @@ from fastapi import APIRouter, Request
 
 from service.api.deps import RegistryDep, TableDep
 from service.engine.served import ServedTable
+from service.engine.tables.embedding import StaticEmbedding
 from service.engine.tables.model import head_of, model_sizes
+from service.schemas.embedding import StaticEmbeddingInfo
 from service.schemas.tables import (
     CheckpointInfo,
     IndexInfo,
@@ -58,4 +60,11 @@ def describe(served: ServedTable) -> TableInfo:
         checkpoints=[CheckpointInfo(**served.versions.describe(i)) for i in range(versions.count)],
         head=head_of(table),
         model=None if table.model is None else ModelSizes(**model_sizes(table)),
+        embedding=None if table.static is None else static_info(table.static),
     )
+
+
+def static_info(static: StaticEmbedding) -> StaticEmbeddingInfo:
+    """A static model's recipe as GET /v1/tables/{table} says it."""
+    facts = static.to_json()
+    return StaticEmbeddingInfo(**facts, token_weights=static.weights is not None)

@@ -9,11 +9,13 @@ from service.engine.errors import TableLoadError
 from service.engine.files.reading import compression, first_line, format_suffix
 from service.engine.loaders.gguf_files import load_gguf
 from service.engine.loaders.huggingface import load_huggingface
+from service.engine.loaders.model2vec_folders import is_model2vec, load_model2vec
 from service.engine.loaders.numpy_files import load_npy
 from service.engine.loaders.options import DEFAULT_TENSOR, LoadOptions, UnicodeErrors
 from service.engine.loaders.projector import load_projector
 from service.engine.loaders.text import load_text, parse_header
 from service.engine.loaders.word2vec_binary import load_word2vec_binary
+from service.engine.loaders.wordllama_files import is_wordllama, load_wordllama
 from service.engine.tables.layout import Layout
 from service.engine.tables.prepared import open_prepared
 from service.engine.tables.table import EmbeddingTable
@@ -44,6 +46,9 @@ LOADERS: dict[str, Loader] = {
     "huggingface": load_huggingface,
     "gguf": load_gguf,
     "prepared": load_prepared,
+    # Static embedding models: a table that also embeds text (tables/embedding.py).
+    "model2vec": load_model2vec,
+    "wordllama": load_wordllama,
 }
 FORMATS = tuple(LOADERS)
 # The formats read front to back, so a .gz or .bz2 file is decompressed while it is read.
@@ -61,14 +66,20 @@ _SUFFIX_FORMATS = {
 
 def detect_format(path: Path) -> str:
     """The format of `path` from its extension (sniffing `.txt`); a directory is a prepared
-    table when it has a manifest, else huggingface.
+    table when it has a manifest, a Model2Vec model when its safetensors hold `embeddings`,
+    else huggingface; a `.safetensors` file is WordLlama's when its tokenizer is where
+    WordLlama keeps it.
 
     A compression suffix is looked through: `vectors.bin.gz` is word2vec-binary.
     """
     path = Path(path)
     suffix = format_suffix(path)
     if path.is_dir():
-        return "prepared" if (path / "table.json").is_file() else "huggingface"
+        if (path / "table.json").is_file():
+            return "prepared"
+        return "model2vec" if is_model2vec(path) else "huggingface"
+    if is_wordllama(path):
+        return "wordllama"
     if suffix in _SUFFIX_FORMATS:
         return _SUFFIX_FORMATS[suffix]
     if suffix == ".txt":

@@ -17,6 +17,8 @@ shape and checksum, metadata columns, a language model's facts) and:
                        (bytes and offsets) for a text one
     tokenizer.json     the model's tokenizer, when the table has one
     output.npy         a language model's untied output table, by columns as vectors.npy
+    token_weights.npy  a static embedding model's per-token weights (its recipe, tables/
+                       embedding.py, is the manifest's `static`)
     index.faiss        an approximate index with index.json (index_files.py), when built
 
 The manifest's `layout` says how vectors.npy is stored. "columns" (the default) is the layout
@@ -48,6 +50,7 @@ from service.engine.files.writing import (
     staging_folder,
     swap_in,
 )
+from service.engine.tables.embedding import StaticEmbedding
 from service.engine.tables.layout import LAYOUTS, Layout, as_columns, copy_rows, layout_of
 from service.engine.tables.model import ModelFacts
 from service.engine.tables.stored import (
@@ -153,6 +156,9 @@ def _write_files(table: EmbeddingTable, folder: Path, layout: Layout) -> dict[st
     }
     if table.output is not None:
         arrays["output"] = save_array(folder, "output", as_columns(table.output), False)
+    static = table.static
+    if static is not None and static.weights is not None:
+        arrays["token_weights"] = save_array(folder, "token_weights", static.weights)
     if table.tokenizer is not None:
         (folder / TOKENIZER).write_text(table.tokenizer.tokenizer.to_str(), encoding="utf-8")
     return {
@@ -171,6 +177,7 @@ def _write_files(table: EmbeddingTable, folder: Path, layout: Layout) -> dict[st
         ],
         "tokenizer": table.tokenizer is not None,
         "model": None if table.model is None else table.model.to_json(),
+        "static": None if static is None else static.to_json(),
     }
 
 
@@ -267,6 +274,7 @@ def _open(folder: Path, manifest: dict[str, Any]) -> EmbeddingTable:
         tokens = vocabulary if model is None else vocabulary[: model.tokens]
         tokenizer = HuggingFaceTokenizer.load(folder / TOKENIZER, tokens)
     output = open_array(folder, arrays["output"]) if "output" in arrays else None
+    static = _open_static(folder, manifest, rows)
     return EmbeddingTable(
         vocabulary,
         vectors,
@@ -277,7 +285,24 @@ def _open(folder: Path, manifest: dict[str, Any]) -> EmbeddingTable:
         checked=True,
         output=output,
         model=model,
+        static=static,
     )
+
+
+def _open_static(folder: Path, manifest: dict[str, Any], rows: int) -> StaticEmbedding | None:
+    """A static embedding model's recipe and its per-token weights (one per row), if any."""
+    facts = manifest.get("static")
+    if facts is None:
+        return None
+    entry = manifest["arrays"].get("token_weights")
+    weights = None if entry is None else open_array(folder, entry)
+    if weights is not None and weights.shape != (rows,):
+        raise TableLoadError(folder / entry["file"], f"has no weight for each of {rows} rows")
+    try:
+        return StaticEmbedding.of_json(facts, weights)
+    except (TypeError, KeyError):
+        raise TableLoadError(folder / MANIFEST, "its `static` recipe is not one this service "
+                             "reads: prepare the table again") from None  # fmt: skip
 
 
 def _checked_offsets(folder: Path, entry: dict[str, Any], rows: int, size: int) -> np.ndarray:

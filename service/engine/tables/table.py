@@ -15,6 +15,7 @@ from service.engine.tables.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
     from service.engine.tables.checkpoints import Checkpoints
+    from service.engine.tables.embedding import StaticEmbedding
     from service.engine.tables.model import ModelFacts
     from service.engine.tables.text import HuggingFaceTokenizer
 
@@ -44,6 +45,9 @@ class EmbeddingTable:
     # the table knows of its model (tables/model.py): None for a plain table.
     output: np.ndarray | None = field(default=None, repr=False)
     model: ModelFacts | None = field(default=None, repr=False)
+    # A static embedding model's recipe for a text's vector (tables/embedding.py): None for a
+    # table that only names rows.
+    static: StaticEmbedding | None = field(default=None, repr=False)
     # How the rows are held (tables/layout.py): unchecked rows are laid out so at construction
     # (a loader that fills a blank array in this layout hands over its one copy as it is);
     # afterwards, the layout the rows are held in, whatever was asked.

@@ -48,6 +48,8 @@ FILE_NAMES = {
     "huggingface": "t.safetensors",
     "gguf": "t.gguf",
     "prepared": "t.prepared",  # a folder
+    "model2vec": "t.model2vec",  # a folder
+    "wordllama": "t_256.safetensors",
 }
 
 
@@ -69,9 +71,11 @@ def test_missing_file(tmp_path: Path, format: str) -> None:
 def test_empty_file(tmp_path: Path, format: str) -> None:
     path = tmp_path / FILE_NAMES[format]
     path.write_bytes(b"")
-    problem = (
-        "is a file, not a prepared table's folder" if format == "prepared" else "file is empty"
-    )
+    folders = {
+        "prepared": "is a file, not a prepared table's folder",
+        "model2vec": "is a file: a Model2Vec model is a folder",
+    }
+    problem = folders.get(format, "file is empty")
     with load_error(path, problem):
         LOADERS[format](path, LoadOptions())
 
