@@ -7,7 +7,7 @@ own venv on first use, from PyPI; root, to reset the servers' peak memory throug
 
 Every variant serves the same trivial ASGI app (benchmarks/tiny_asgi.py; 200 "ok", `/slow`
 after two seconds) with its defaults: uvicorn's httptools, h11 and zttp protocols, the
-service's GuardedProtocol (server/connections.py, default settings), Hypercorn, Granian, and nginx
+service's GuardedProtocol (server/protocol.py, default settings), Hypercorn, Granian, and nginx
 and haproxy in front of plain uvicorn-httptools. The real service (`python -m service serve`, the
 default table, GuardedProtocol under the whole middleware stack) runs beside them.
 

@@ -37,7 +37,9 @@ def guarded_protocol() -> Any:
     """The service's GuardedProtocol with the default settings' bounds."""
     from service.config import Settings
     from service.runtime.batching import InFlight
-    from service.server.connections import ConnectionGuard, default_max_connections, protocol_for
+    from service.server.accepting import default_max_connections
+    from service.server.guard import ConnectionGuard
+    from service.server.protocol import protocol_for
 
     settings = Settings()
     guard = ConnectionGuard(

@@ -248,7 +248,7 @@ class Settings(BaseSettings):
     event_loop: Literal["asyncio", "uvloop"] = Field(
         "uvloop",
         description="The event loop; either accepts at most 16 connections a turn "
-        "(service/server/connections.py), so under a flood a new connection (a health probe) "
+        "(service/server/accepting.py), so under a flood a new connection (a health probe) "
         "is not left waiting in the kernel's queue. uvloop (libuv) answered 1.06-1.09x the "
         "distinct vector queries and 1.07-1.20x the health checks a second of asyncio's "
         "selector loop, at 0.93-0.97x the CPU per request, in both orders of one A/B "

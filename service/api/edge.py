@@ -14,7 +14,7 @@ In this order, each refusal answered in the one error envelope (service/errors.p
    once (received, or being answered) would pass `max_body_bytes_in_flight`: bytes that
    arrived, never a declared length, so idle sockets declaring large bodies reserve nothing.
    The deadline and minimum rate for a body to arrive are the connection's
-   (service/server/connections.py: 408 and close). A lying or absent Content-Length cannot get
+   (service/server/protocol.py: 408 and close). A lying or absent Content-Length cannot get
    more past, and a client that sends its body slowly holds no in-flight slot (that comes after).
    A refusal before the body is read (401, 413) closes the connection: a body still coming
    is never read after its answer.

@@ -39,7 +39,7 @@ class InFlight:
     """Table requests being served: counted once their body has arrived, until they answer.
 
     Shared by the edge (service/api/edge.py), which counts them, the connection protocol
-    (service/server/connections.py), which refuses a table request at once, without reading
+    (service/server/protocol.py), which refuses a table request at once, without reading
     its body, while the count is at its limit, and the batchers, which size their batches by
     it. One event loop runs them all, so a plain counter is exact. Each queue of analyses
     counts the analyses it admits with one of its own (runtime/analyses.py).

@@ -18,8 +18,10 @@ from service.config import load_settings
 from service.loading.registry import Registry
 from service.loading.tables import load_all
 from service.runtime.heap import limit_arenas
-from service.server.connections import FACTORIES, ConnectionGuard, protocol_for
+from service.server.accepting import FACTORIES
 from service.server.graceful import GracefulServer
+from service.server.guard import ConnectionGuard
+from service.server.protocol import protocol_for
 from service.server.starting import LoadingResponder, listening_socket
 from service.server.workers import report_ready, run_workers
 

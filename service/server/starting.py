@@ -17,7 +17,7 @@ from contextlib import suppress
 
 from service.engine.errors import EngineError, TableNotReady
 from service.errors import NotReady, encode
-from service.server.connections import http_message
+from service.server.transport import http_message
 
 TABLES = "/v1/tables/"
 # A loading server reads at most this much of a request, waiting at most this long for it.

@@ -23,7 +23,7 @@ def server(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[str]:
     """A server of the small table with tight limits, in a process capped at 256 descriptors,
-    on each event loop (both accept at most a burst a turn: service/server/connections.py)."""
+    on each event loop (both accept at most a burst a turn: service/server/accepting.py)."""
     table = write_table(tmp_path_factory.mktemp("connections") / "tables", small_vectors())
     env = {
         "EMBEDDING_SERVICE_EVENT_LOOP": request.param,

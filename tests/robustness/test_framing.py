@@ -19,7 +19,8 @@ import pytest
 import uvicorn
 
 from service.runtime.batching import InFlight
-from service.server.connections import ConnectionGuard, protocol_for
+from service.server.guard import ConnectionGuard
+from service.server.protocol import protocol_for
 
 LIMIT = 8192
 SENT_AT_MOST = 16 * 1024 * 1024  # what an attacker tries to send on one connection

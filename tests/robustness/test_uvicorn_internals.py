@@ -1,10 +1,10 @@
-"""The private parts of uvicorn's HttpToolsProtocol that service/server/connections.py relies on.
+"""The private parts of uvicorn's HttpToolsProtocol that service/server/protocol.py relies on.
 
 GuardedProtocol subclasses a class uvicorn does not document (docs/protocol.md says why). Its
 guards are correct only while uvicorn keeps the attributes, callbacks and call order listed
 here; an upgrade that moves one must fail here, by name, before test_framing.py and its
 neighbours fail in a way that points nowhere. When this file fails after an upgrade: read the
-diff of uvicorn/protocols/http/httptools_impl.py, adapt connections.py, rerun tests/robustness,
+diff of uvicorn/protocols/http/httptools_impl.py, adapt protocol.py, rerun tests/robustness,
 then record the new sources' digest below.
 """
 
@@ -24,7 +24,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
-from service.server.connections import GuardedProtocol
+from service.server.protocol import GuardedProtocol
 
 # What GuardedProtocol overrides and calls through super(), or calls on itself.
 METHODS = [

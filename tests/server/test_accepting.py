@@ -9,7 +9,7 @@ import socket
 from contextlib import ExitStack
 from typing import ClassVar
 
-from service.server.connections import (
+from service.server.accepting import (
     ACCEPT_BURST,
     ACCEPT_RETRY_SECONDS,
     BoundedAcceptUVLoop,

@@ -1,4 +1,4 @@
-"""The connections of one server: accepted a burst at a time, read by a guarded protocol.
+"""The connection protocol: uvicorn's httptools protocol with guards on every request.
 
 Connection guards below the ASGI app: bounded request heads, head and body deadlines, a bound
 on open connections, clients that never read, and cheap refusals at the in-flight limit.
@@ -37,64 +37,37 @@ loop's time. GuardedProtocol adds, per connection:
   Retry-After loses nothing; one that resends at once (wrk does) no longer makes the server
   spend its CPU refusing thousands of requests a second instead of answering the admitted ones.
 
-Accepting: at most ACCEPT_BURST connections a turn, on either loop (the `event_loop` setting):
-BurstServer on uvloop (the default), BoundedAcceptLoop on asyncio's selector loop. Left to
-themselves, measured under loadtests.overload and loadtests.attack (BENCHMARKS.md):
-- uvloop (libuv) accepted one connection per poll event, so while the loop was busy answering a
-  flood it accepted about 20 connections a second, and a client opening a new connection (a
-  health probe) waited seconds in the kernel's accept queue;
-- asyncio accepts up to the listen backlog (uvicorn: 2,048) per event before any connection is
-  set up, so 2,000 half-open connections against 1,024 descriptors ran it out of descriptors,
-  and on EMFILE asyncio stops accepting for a whole second.
-Capping each turn's accepts below the descriptors kept free (RESERVED_DESCRIPTORS) lets the
-connection bound close old connections as fast as new ones come, without ever running out. The
-listening socket stays ready, so the next turn accepts the next ones. With the cap both loops
-held the same flood alike (2026-12-04: 2,048 connections, accepted 52-56% of capacity on each);
-uvloop answers more for less CPU, so it is the default.
+Accepting connections is service/server/accepting.py; the transport and flow control the
+protocol reads and writes through, service/server/transport.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import itertools
 import logging
-import os
-import resource
-import socket
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any, cast
 
-import uvloop
 from starlette.types import Receive, Scope, Send
-from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.edge import Route, bounded, compiled_routes, labels_of
-from service.config import Settings
+from service.api.edge import bounded, labels_of
 from service.engine.errors import EngineError
 from service.errors import (
     BodyTimeout,
     BodyTooSlow,
-    Encoded,
     FramingTooLarge,
     HeadersTooLarge,
     HeadTimeout,
     TrailersRefused,
     encode,
 )
-from service.runtime.batching import InFlight
+from service.server.guard import ConnectionGuard
+from service.server.transport import CoalescedWrites, HeldFlow, http_message
 
-LOGGER = logging.getLogger("service.server.connections")
-# Descriptors kept free beyond those open at start: room for connections being accepted and
-# closed (ACCEPT_BURST a turn, a few turns in flight) and files a reload opens.
-RESERVED_DESCRIPTORS = 128
-# How often deadlines are checked: a deadline may be overrun by up to this much.
-SWEEP_SECONDS = 0.5
+LOGGER = logging.getLogger("service.server.protocol")
 # How long a body may take before its rate counts (a head sent apart from its body, say).
 BODY_GRACE_SECONDS = 2.0
 # How long a connection closed with its request's body still coming drains it (see above).
@@ -102,194 +75,6 @@ LINGER_SECONDS = 2.0
 # When room is needed, the slowest of this many bodies arriving longest is closed: choosing
 # by rate, without scanning every connection.
 EVICTION_CANDIDATES = 32
-
-
-@dataclass
-class ConnectionGuard:
-    """The bounds every connection of one server shares, and the in-flight count it sheds by."""
-
-    max_header_bytes: int
-    header_timeout_seconds: float
-    body_timeout_seconds: float
-    min_body_rate: int
-    max_connections: int
-    send_timeout_seconds: float
-    max_stalled_connections: int
-    max_pipelined: int
-    max_body_bytes: int
-    in_flight: InFlight
-    routes: list[Route]
-    stalled: dict[Any, float] = field(default_factory=dict)
-    # Connections waiting for a head, oldest first (the first to close when room is needed).
-    waiting: dict[Any, None] = field(default_factory=dict)
-    # Connections whose request body is arriving, oldest first (the next to close).
-    arriving: dict[Any, None] = field(default_factory=dict)
-    sweeping: bool = False
-
-    @classmethod
-    def from_settings(cls, settings: Settings, state: Any) -> ConnectionGuard:
-        """The guard of an app created by service.api.app.create_app."""
-        guard = cls(
-            max_header_bytes=settings.max_header_bytes,
-            header_timeout_seconds=settings.header_timeout_seconds,
-            body_timeout_seconds=settings.body_timeout_seconds,
-            min_body_rate=settings.min_body_bytes_per_second,
-            max_connections=settings.max_connections or default_max_connections(),
-            send_timeout_seconds=settings.send_timeout_seconds,
-            max_stalled_connections=settings.max_stalled_connections,
-            max_pipelined=settings.max_pipelined_requests,
-            max_body_bytes=settings.max_body_bytes,
-            in_flight=state.in_flight,
-            routes=compiled_routes(state.routes),
-        )
-        LOGGER.info("at most %d connections open at once", guard.max_connections)
-        return guard
-
-    def watch(self, connections: set[Any], loop: asyncio.AbstractEventLoop) -> None:
-        """Start the deadline sweep over `connections` (once; later calls do nothing)."""
-        if not self.sweeping:
-            self.sweeping = True
-            loop.call_later(SWEEP_SECONDS, self._sweep, connections, loop)
-
-    def _sweep(self, connections: set[Any], loop: asyncio.AbstractEventLoop) -> None:
-        now = time.monotonic()
-        for connection in list(connections):
-            check = getattr(connection, "check_deadlines", None)
-            if check is not None:
-                check(now)
-        loop.call_later(SWEEP_SECONDS, self._sweep, connections, loop)
-
-
-def default_max_connections() -> int:
-    """The open-file limit less the descriptors open now and a reserve (at least 16)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 65_536
-    return max(16, soft - open_descriptors() - RESERVED_DESCRIPTORS)
-
-
-def open_descriptors() -> int:
-    """Descriptors this process has open (thread pools, pipes, logs, the listening socket)."""
-    try:
-        return len(os.listdir("/proc/self/fd"))
-    except OSError:
-        return 64
-
-
-# Connections accepted per loop turn. asyncio sets an accepted socket up a turn later, and a
-# connection closed to make room frees its descriptor a turn after that: two bursts plus the
-# process's own files must fit in RESERVED_DESCRIPTORS (128).
-ACCEPT_BURST = 16
-# After running out of descriptors (or memory), accepting pauses this long (asyncio's delay).
-ACCEPT_RETRY_SECONDS = 1.0
-# uvicorn's `loop` setting takes an import string of a loop factory: these classes.
-FACTORIES = {
-    "asyncio": "service.server.connections:BoundedAcceptLoop",
-    "uvloop": "service.server.connections:BoundedAcceptUVLoop",
-}
-
-
-class BoundedAcceptLoop(asyncio.SelectorEventLoop):
-    """asyncio's selector event loop with the accept burst capped (see Accepting above)."""
-
-    def _accept_connection(
-        self,
-        protocol_factory: Any,
-        sock: socket.socket,
-        sslcontext: Any = None,
-        server: Any = None,
-        backlog: int = 100,
-        *args: Any,
-        **kwargs: Any,
-    ) -> None:
-        burst = min(backlog, ACCEPT_BURST)
-        super()._accept_connection(  # type: ignore[misc]
-            protocol_factory, sock, sslcontext, server, burst, *args, **kwargs
-        )
-
-
-class BoundedAcceptUVLoop(uvloop.Loop):
-    """uvloop's loop, its listening socket accepted by BurstServer instead of by libuv."""
-
-    async def create_server(
-        self, protocol_factory: Any, *args: Any, sock: socket.socket | None = None,
-        ssl: Any = None, backlog: int = 100, **kwargs: Any,
-    ) -> Any:  # fmt: skip
-        """A BurstServer for the socket uvicorn hands over (the only way serve.py starts it);
-        uvloop's own server otherwise."""
-        if sock is None or ssl is not None or args:
-            return await super().create_server(
-                protocol_factory, *args, sock=sock, ssl=ssl, backlog=backlog, **kwargs
-            )
-        return BurstServer(self, protocol_factory, sock, backlog)
-
-
-class BurstServer:
-    """A listening socket on uvloop, at most ACCEPT_BURST connections accepted a turn, each
-    handed to uvloop as an accepted socket (its transport is uvloop's, as with libuv's accept).
-
-    What BoundedAcceptLoop does for asyncio's loop, with asyncio's own handling of the accept
-    errors: out of descriptors or memory, accepting pauses for ACCEPT_RETRY_SECONDS. Only what
-    uvicorn uses of an asyncio.Server: close() and wait_closed().
-    """
-
-    def __init__(
-        self, loop: asyncio.AbstractEventLoop, protocol_factory: Any, sock: socket.socket,
-        backlog: int,
-    ) -> None:  # fmt: skip
-        self.loop = loop
-        self.protocol_factory = protocol_factory
-        self.sock = sock
-        self.burst = min(backlog, ACCEPT_BURST)
-        self.closed = False
-        self.connecting: set[asyncio.Task[Any]] = set()
-        sock.setblocking(False)
-        sock.listen(backlog)
-        loop.add_reader(sock.fileno(), self.accept)
-
-    def accept(self) -> None:
-        """Up to `burst` waiting connections, each set up as its own task."""
-        for _ in range(self.burst):
-            try:
-                conn, _ = self.sock.accept()
-            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
-                return
-            except OSError as error:
-                if error.errno not in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                    raise  # the loop logs it and keeps running
-                LOGGER.warning("accepting paused for %.0f s: %s", ACCEPT_RETRY_SECONDS, error)
-                self.loop.remove_reader(self.sock.fileno())
-                self.loop.call_later(ACCEPT_RETRY_SECONDS, self.resume)
-                return
-            task = self.loop.create_task(self.connect(conn))
-            self.connecting.add(task)
-            task.add_done_callback(self.connecting.discard)
-
-    def resume(self) -> None:
-        """Accept again after a pause, unless closed meanwhile."""
-        if not self.closed:
-            self.loop.add_reader(self.sock.fileno(), self.accept)
-
-    async def connect(self, conn: socket.socket) -> None:
-        """One accepted socket, with its protocol, on uvloop's transport."""
-        try:
-            await self.loop.connect_accepted_socket(self.protocol_factory, conn)
-        except OSError as error:
-            LOGGER.debug("a connection failed while it was set up: %s", error)
-            conn.close()
-
-    def close(self) -> None:
-        """Stop accepting and close the listening socket (asyncio.Server.close's way)."""
-        if self.closed:
-            return
-        self.closed = True
-        self.loop.remove_reader(self.sock.fileno())
-        self.sock.close()
-
-    async def wait_closed(self) -> None:
-        """Connections being set up when the server closed have been."""
-        if self.connecting:
-            await asyncio.gather(*self.connecting, return_exceptions=True)
 
 
 def protocol_for(guard: ConnectionGuard) -> type[GuardedProtocol]:
@@ -661,94 +446,3 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.send_timer is not None:
             self.send_timer.cancel()
             self.send_timer = None
-
-
-class HeldFlow(FlowControl):
-    """uvicorn's flow control, with reading held paused while the connection keeps bytes it
-    has not parsed: uvicorn resumes reading after every answer and whenever an app waits for
-    its body, which would append a read to the held bytes each time."""
-
-    held = False
-
-    def hold(self) -> None:
-        """Stop reading until release()."""
-        self.held = True
-        self.pause_reading()
-
-    def release(self) -> None:
-        """Read again, if held."""
-        if self.held:
-            self.held = False
-            self.resume_reading()
-
-    def resume_reading(self) -> None:
-        """Resume, unless held."""
-        if not self.held:
-            super().resume_reading()
-
-
-class CoalescedWrites:
-    """A connection's transport whose writes within one loop turn go out as one.
-
-    uvicorn writes a response's head and body separately, and asyncio's selector transport
-    makes one send() system call per write: under load those calls were a third of the event
-    loop's time (py-spy, cached token queries). Gathering a turn's writes halves them.
-    """
-
-    def __init__(
-        self,
-        transport: asyncio.Transport,
-        loop: asyncio.AbstractEventLoop,
-        linger: Callable[[], bool] = lambda: False,
-    ) -> None:
-        self.transport = transport
-        self.loop = loop
-        self.pending: list[bytes] = []
-        self.linger = linger  # asked at close(): True when the protocol lingers instead
-        self.closing = False
-
-    def write(self, data: bytes) -> None:
-        """Send `data` with whatever else is written this turn."""
-        if not self.pending:
-            self.loop.call_soon(self.flush)
-        self.pending.append(data)
-
-    def flush(self) -> None:
-        """Hand this turn's writes to the transport as one."""
-        if self.pending and not self.transport.is_closing():
-            data = self.pending[0] if len(self.pending) == 1 else b"".join(self.pending)
-            self.transport.write(data)
-        self.pending = []
-
-    def close(self) -> None:
-        """Close after sending what was written (or linger, if the protocol says so)."""
-        self.flush()
-        self.closing = True
-        if not self.linger():
-            self.transport.close()
-
-    def close_now(self) -> None:
-        """Close after sending what was written, never lingering."""
-        self.flush()
-        self.closing = True
-        self.transport.close()
-
-    def is_closing(self) -> bool:
-        """Whether close() was called, lingering or not."""
-        return self.closing or self.transport.is_closing()
-
-    def abort(self) -> None:
-        """Close at once, dropping what was written."""
-        self.pending = []
-        self.transport.abort()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.transport, name)
-
-
-def http_message(encoded: Encoded) -> bytes:
-    """A whole HTTP/1.1 response that closes the connection, for answers outside any request."""
-    status = encoded.status
-    lines = [b"HTTP/1.1 %d %s\r\n" % (status, HTTPStatus(status).phrase.encode())]
-    lines += [name + b": " + value + b"\r\n" for name, value in encoded.headers]
-    return b"".join([*lines, b"connection: close\r\n\r\n", encoded.body])
