@@ -42,8 +42,9 @@ from service.engine.search.rows import RowStore
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.loading.registry import Registry
-from service.operations.context import Limits, dumps
+from service.operations.answers import dumps
 from service.operations.diagnostics import diagnostics_answer, evaluation_answer
+from service.operations.limits import Limits
 from service.schemas.diagnostics import DiagnosticsRequest, EvaluateRequest
 
 FRACTION = 0.02

@@ -26,7 +26,8 @@ from service.engine.loaders import load_huggingface
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.loading.registry import Registry
-from service.operations.context import Context, Limits
+from service.operations.context import Context
+from service.operations.limits import Limits
 from service.operations.projection import _project as project_body
 from service.operations.projection import _projection as projection_body
 from service.runtime.runtime import Runtime

@@ -29,8 +29,8 @@ from service.api.routes import vectors as routes_vectors
 from service.config import Settings
 from service.loading.registry import Registry
 from service.loading.tables import TableLoader, load_all, load_registry, load_spec, start_diagnoses
-from service.operations.context import Limits
 from service.operations.door import Services
+from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 
 __all__ = ["create_app", "load_registry", "load_spec"]

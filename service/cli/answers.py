@@ -23,8 +23,8 @@ from service.engine.threads import limit_compute_threads
 from service.loading.registry import Registry
 from service.loading.tables import load_spec, read_spec
 from service.operations.catalog import OPERATIONS
-from service.operations.context import Limits
 from service.operations.door import Services, answer
+from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 
 

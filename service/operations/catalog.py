@@ -13,7 +13,8 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from service.operations import diagnostics, projection, ranking, search, text, training, vectors
-from service.operations.context import Context, Limits
+from service.operations.context import Context
+from service.operations.limits import Limits
 from service.schemas.diagnostics import DiagnosticsRequest, EvaluateRequest
 from service.schemas.projection import ProjectionRequest, ProjectRequest
 from service.schemas.ranking import CosinesBody, RankRequest

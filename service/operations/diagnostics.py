@@ -37,7 +37,10 @@ from service.engine.analysis.word_pairs import PairsEvaluation, evaluate_pairs, 
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
-from service.operations.context import Context, Limits, Resolver, dumps
+from service.operations.answers import dumps
+from service.operations.context import Context
+from service.operations.limits import Limits
+from service.operations.resolving import Resolver
 from service.schemas.diagnostics import (
     DiagnosticsRequest,
     EvaluateRequest,

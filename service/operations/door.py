@@ -32,7 +32,8 @@ from service.errors import (
 )
 from service.loading.registry import Registry
 from service.operations.catalog import Operation
-from service.operations.context import Context, Limits
+from service.operations.context import Context
+from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 
 

@@ -24,8 +24,9 @@ from service.engine.served import ServedTable
 from service.engine.tables.embedding import TextItem, check_dimensions, static_of
 from service.errors import JSON, Encoded, encode
 from service.operations.catalog import Operation, Route
-from service.operations.context import Context, Limits, within
+from service.operations.context import Context
 from service.operations.door import ON_LOOP_BYTES, Services, parse_json, validate
+from service.operations.limits import Limits, within
 from service.schemas.embedding import EmbeddingsRequest, EmbedRequest
 
 

@@ -15,7 +15,10 @@ import numpy as np
 from service.engine.analysis.projection import Basis, Projector
 from service.engine.served import ServedTable
 from service.metrics import timed
-from service.operations.context import Context, Resolver, add_readable, dumps, vector_of, within
+from service.operations.answers import add_readable, dumps
+from service.operations.context import Context
+from service.operations.limits import within
+from service.operations.resolving import Resolver, vector_of
 from service.schemas.projection import ProjectionRequest, ProjectRequest, TokenSelection
 
 AXES = ("x", "y", "z")

@@ -17,16 +17,9 @@ from service.engine.search.cosine import Plan, directions
 from service.engine.search.queries import NeighborQuery, Neighbors
 from service.engine.search.ranking import Ranks, exact_cosines, ranks, scores_of
 from service.metrics import timed
-from service.operations.context import (
-    Context,
-    Matched,
-    Resolver,
-    TextName,
-    add_readable,
-    dumps,
-    neighbor_list,
-    resolved,
-)
+from service.operations.answers import Matched, add_readable, dumps, neighbor_list
+from service.operations.context import Context
+from service.operations.resolving import Resolver, TextName, resolved
 from service.schemas.ranking import CosinesQueryRequest, CosinesTermsRequest, RankRequest
 from service.schemas.search import RequestTerm
 

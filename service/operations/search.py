@@ -18,16 +18,9 @@ from service.engine.search.among import among_of
 from service.engine.search.cosine import Plan, SearchItem
 from service.engine.search.queries import Among, CosmulQuery, Neighbors
 from service.engine.tables.table import EmbeddingTable
-from service.operations.context import (
-    Context,
-    Matched,
-    Resolver,
-    TextName,
-    dumps,
-    neighbor_list,
-    texts_of,
-    tokens_of,
-)
+from service.operations.answers import Matched, dumps, neighbor_list
+from service.operations.context import Context
+from service.operations.resolving import Resolver, TextName, texts_of, tokens_of
 from service.schemas.search import (
     AnalogyBatchRequest,
     AnalogyRequest,

@@ -13,7 +13,8 @@ from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import Split
 from service.metrics import timed
-from service.operations.context import Context, add_readable, add_vector, dumps
+from service.operations.answers import add_readable, add_vector, dumps
+from service.operations.context import Context
 from service.schemas.text import TokenizeRequest
 
 

@@ -23,9 +23,11 @@ from service.engine.search.queries import Neighbors
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
-from service.operations.context import Context, Resolver, dumps, neighbor_list
+from service.operations.answers import dumps, neighbor_list
+from service.operations.context import Context
 from service.operations.diagnostics import spearman_figure
 from service.operations.projection import AXES
+from service.operations.resolving import Resolver
 from service.schemas.search import NeighborsRequest
 from service.schemas.training import DriftRequest, TrajectoryRequest
 

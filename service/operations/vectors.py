@@ -17,18 +17,9 @@ from service.engine.search.scoring import plan_score
 from service.engine.tables.model import head_of
 from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
-from service.operations.context import (
-    Context,
-    Matched,
-    Resolver,
-    add_readable,
-    add_vector,
-    dumps,
-    label,
-    resolved,
-    split_keys,
-    vector_of,
-)
+from service.operations.answers import Matched, add_readable, add_vector, dumps
+from service.operations.context import Context
+from service.operations.resolving import Resolver, label, resolved, split_keys, vector_of
 from service.schemas.common import TextKey
 from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
 

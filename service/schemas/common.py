@@ -1,7 +1,7 @@
 """What every request model shares: strict models, bounded tokens, texts, vectors and numbers.
 
 Hard ceilings live here (no setting lifts them); the configurable limits are checked as a request
-is resolved (service/operations/context.py).
+is resolved (service/operations/limits.py).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ Vector = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH, 
 # Base64 of little-endian float32s: whole 16-character groups (12 bytes, three floats), then
 # the padded tail of one or two more floats. Every string the pattern admits decodes to a whole
 # number of float32s; the width, NaN/Infinity and the component bound are checked on decoding
-# (operations/context.py), as the schema cannot state them.
+# (operations/resolving.py `vector_of`), as the schema cannot state them.
 BASE64_FLOAT32 = r"^(?:[A-Za-z0-9+/]{16})*(?:[A-Za-z0-9+/]{6}==|[A-Za-z0-9+/]{11}=)?$"
 
 

@@ -64,7 +64,7 @@ class QuerySource(Strict):
 class SearchFields(Strict):
     """What a neighbour query and an analogy ask of the search alike: how many, what to leave
     out, which rows, and the approximate index's per-query options (resolved once, by
-    operations/context.py `Resolver.search_options`)."""
+    operations/resolving.py `Resolver.search_options`)."""
 
     k: K | None = None
     exclude: list[Token] = Field(default_factory=list, max_length=MAX_ITEMS, fail_fast=True)

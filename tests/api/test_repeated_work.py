@@ -29,8 +29,8 @@ from pydantic import TypeAdapter
 
 import service
 from service.engine.search.rows import RowStore
-from service.operations import context, door, search
-from service.operations.context import Resolver
+from service.operations import door, limits, search
+from service.operations.resolving import Resolver
 from tests.conftest import AppOf
 
 VECTOR = np.random.default_rng(3).normal(size=384).tolist()
@@ -196,7 +196,7 @@ def count_the_work(monkeypatch: pytest.MonkeyPatch, tally: Tally) -> None:
         (search, "neighbor_list", "neighbour list written"),
     ]:
         counted(monkeypatch, tally, owner, name, piece)
-    direction, directions, within = RowStore.direction, RowStore.directions, context.within
+    direction, directions, within = RowStore.direction, RowStore.directions, limits.within
 
     def one(store: RowStore, vector: np.ndarray, what: str = "the query vector") -> np.ndarray:
         unit = direction(store, vector, what)
@@ -219,7 +219,7 @@ def count_the_work(monkeypatch: pytest.MonkeyPatch, tally: Tally) -> None:
 
     monkeypatch.setattr(RowStore, "direction", one)
     monkeypatch.setattr(RowStore, "directions", rows)
-    monkeypatch.setattr(context, "within", checked)
+    monkeypatch.setattr(limits, "within", checked)
 
 
 def expected_work(case: Case) -> Counter[str]:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from service.config import Settings
 from service.loading.registry import Registry
 from service.operations.catalog import ANALOGY, NEIGHBORS, OPERATIONS
-from service.operations.context import Limits
 from service.operations.door import Services, cache_key, read_query, values
+from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 from tests.query_pairs import INDEXED, Body, cached_fields, pair_of
 
