@@ -162,7 +162,7 @@ def test_every_file_a_prepared_manifest_names_is_confined(
             (copy / "table.json").write_text(json.dumps(manifest))
             error = add(client, {"name": name, "path": str(copy)})
             assert "resolves outside the allowed tables directory" in error["message"], error
-            text = str(error)
+            text = str(error).replace(str(tmp_path), "<tmp>")  # its digits are no leak
             for quoted in ("777", "1777", "<f4", "<i8", "[3, 5]", "[9]", str(len(SECRET))):
                 assert quoted not in text, (name, quoted, text)
             assert not leaks(error)
