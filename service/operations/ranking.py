@@ -19,7 +19,6 @@ from service.engine.search.ranking import Ranks, exact_cosines, ranks, scores_of
 from service.metrics import timed
 from service.operations.context import (
     Context,
-    Matched,
     Resolver,
     TextName,
     add_readable,
@@ -27,6 +26,7 @@ from service.operations.context import (
     neighbor_list,
     resolved,
 )
+from service.schemas.common import MatchedNames
 from service.schemas.ranking import CosinesQueryRequest, CosinesTermsRequest, RankRequest
 from service.schemas.search import RequestTerm
 
@@ -130,7 +130,7 @@ def _page(found: Ranks, offset: int, limit: int) -> np.ndarray:
     return listed[offset : offset + limit]
 
 
-def cosines_json(matched: Matched, rows: int, offset: int, scores: np.ndarray) -> bytes:
+def cosines_json(matched: MatchedNames, rows: int, offset: int, scores: np.ndarray) -> bytes:
     """The /cosines response body, its scores as base64 of little-endian float32s. The base64
     is spliced in as bytes (it needs no escaping): orjson reserves several times a string's
     length, and a page of 1,048,576 scores (5.6 MB of base64) peaked at 63 MB in it."""

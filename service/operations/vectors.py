@@ -19,7 +19,6 @@ from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
 from service.operations.context import (
     Context,
-    Matched,
     Resolver,
     add_readable,
     add_vector,
@@ -29,7 +28,7 @@ from service.operations.context import (
     split_keys,
     vector_of,
 )
-from service.schemas.common import TextKey
+from service.schemas.common import MatchedNames, TextKey
 from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
 
 
@@ -141,7 +140,7 @@ Decode = Callable[[Sequence[int]], str]
 
 
 def scores_json(
-    table: EmbeddingTable, scores: Scores, matched: Matched, decode: Decode | None = None
+    table: EmbeddingTable, scores: Scores, matched: MatchedNames, decode: Decode | None = None
 ) -> bytes:
     """The output-scoring response body; with `decode`, each row as text too."""
     tokens = table.tokens
