@@ -1,7 +1,7 @@
 """The one door of a query: the request's bytes in, the answer's bytes (or the envelope) out.
 
 POST /v1/tables/{table}/{operation} is answered by `answer` whichever way it came in: FastAPI's
-route (service/api/routes/) or the fast path (service/api/edge.py); the CLI
+route (service/api/query.py) or the direct path (service/api/edge.py); the CLI
 calls it too. It checks the content type, parses the JSON, resolves the table, validates the
 body once, decides from the validated query whether the answer may come from the cache, runs
 the operation, and writes the answer or the error. `direct_queries` chooses a door, never an

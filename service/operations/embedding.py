@@ -23,10 +23,10 @@ from service.engine.errors import EngineError, InvalidQuery, TableNotReady
 from service.engine.served import ServedTable
 from service.engine.tables.embedding import TextItem, check_dimensions, static_of
 from service.errors import JSON, Encoded, encode
-from service.operations.catalog import Operation, Route
+from service.operations.catalog import Operation
 from service.operations.context import Context, Limits, within
 from service.operations.door import ON_LOOP_BYTES, Services, parse_json, validate
-from service.schemas.embedding import EmbeddingsRequest, EmbedRequest
+from service.schemas.embedding import EmbeddingsRequest, EmbeddingsResponse, EmbedRequest
 
 
 async def embeddings(body: EmbeddingsRequest, context: Context) -> bytes:
@@ -106,13 +106,29 @@ def check_inputs(limits: Limits, inputs: object) -> None:
     )
 
 
-EMBEDDINGS = Operation("embeddings", TypeAdapter(EmbeddingsRequest), embeddings)
-EMBED = Operation("embed", TypeAdapter(EmbedRequest), embed)
+EMBEDDINGS = Operation(
+    "embeddings",
+    "embeddings",
+    TypeAdapter(EmbeddingsRequest),
+    EmbeddingsResponse,
+    embeddings,
+    "OpenAI's embeddings: texts or token ids -> one vector each, from a static model.",
+    path="/v1/embeddings",
+)
+EMBED = Operation(
+    "embed",
+    "embeddings",
+    TypeAdapter(EmbedRequest),
+    list[list[float]],
+    embed,
+    "TEI's embed: texts -> one vector each, from the configured static model (embed_table).",
+    path="/embed",
+)
 # Each operation's list of inputs, by field.
 INPUTS = {EMBEDDINGS.name: "input", EMBED.name: "inputs"}
 # The operation of each path (POST), and the route metrics label its requests with.
-PATHS = {"/v1/embeddings": EMBEDDINGS, "/embed": EMBED}
-ROUTES = {path: Route(path) for path in PATHS}
+PATHS = {operation.route.path: operation for operation in (EMBEDDINGS, EMBED)}
+ROUTES = {path: operation.route for path, operation in PATHS.items()}
 
 
 def read_request(
