@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
 
-from embedding_service.models.vectors import Metadata
+from embedding_service.models.answers import Matched, Metadata
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class CountFigures:
 
 
 @dataclass(frozen=True)
-class Diagnostics:
+class Diagnostics(Matched):
     """The rows most likely under-trained, a page of them, and the named tokens' reports."""
 
     indicator: Indicator
@@ -93,7 +93,6 @@ class Diagnostics:
     tokens: list[TokenReport]
     norms: NormSummary
     counts: CountFigures | None = None
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
 
 
 Question = tuple[str, str, str, str]

@@ -7,7 +7,7 @@ from typing import Any, Literal, overload
 
 from embedding_service.decoding import decode
 from embedding_service.models.diagnostics import AnalogyEvaluation, Diagnostics, PairsEvaluation
-from embedding_service.plans import Call, Plan, body, one_call, table_path
+from embedding_service.plans import Plan, body, one_call, post
 
 
 def diagnostics(
@@ -31,7 +31,7 @@ def diagnostics(
     elif reference is not None and not isinstance(reference, str):
         chosen = {"tokens": list(reference)}
     request = {"reference": chosen, "fraction": fraction, "tokens": list(tokens), "offset": offset}
-    call = Call("POST", table_path(table, "diagnostics"), {**request, **body(limit=limit)})
+    call = post(table, "diagnostics", {**request, **body(limit=limit)})
     return one_call(call, lambda answer: decode(Diagnostics, answer))
 
 
@@ -78,5 +78,5 @@ def evaluate(
     request = {**source, "restrict": restrict, "case_insensitive": case_insensitive}
     request.update(body(dummy4unknown=dummy4unknown or None, questions=questions or None))
     kind: type[Any] = PairsEvaluation if pairs is not None else AnalogyEvaluation
-    call = Call("POST", table_path(table, "evaluate"), request)
+    call = post(table, "evaluate", request)
     return one_call(call, lambda answer: decode(kind, answer))
