@@ -65,40 +65,28 @@ def test_truncated_text(tmp_path: Path, vectors: np.ndarray) -> None:
         load_text(path)
 
 
-def test_text_with_more_rows_than_header(tmp_path: Path) -> None:
-    path = tmp_path / "long.txt"
-    path.write_text("1 2\na 1 2\nb 3 4\n", encoding="utf-8")
-    with load_error(path, "header says 1 rows, found 2"):
-        load_text(path)
+WRONG_VALUES = ["king 1 2", "king 1 2 3 4", "king 1 2 x", "king"]
+NON_FINITE = ["nan", "inf", "-inf", "1e999"]
+# A damaged file's bytes, and what its error says.
+BAD_FILES = [
+    (b"1 2\na 1 2\nb 3 4\n", "header says 1 rows, found 2"),
+    *[(f"3 3\nthe 1 2 3\nqueen 4 5 6\n{line}\n".encode(), "line 4: ") for line in WRONG_VALUES],
+    *[
+        (f"the 1 2\nking 3 {value}\n".encode(), "non-finite value (NaN or infinity) in row 1")
+        for value in NON_FINITE
+    ],
+    (b"3 2\nthe 1 2\nking 3 4\nthe 5 6\n", "1 duplicate token(s), e.g. rows 0 and 2"),
+    ("2 2\nthe 1 2\nnaïve 3 4\n".encode("latin-1"), "line 3: invalid UTF-8 at byte 2"),
+]
 
 
-@pytest.mark.parametrize("bad_line", ["king 1 2", "king 1 2 3 4", "king 1 2 x", "king"])
-def test_text_wrong_values_name_the_line(tmp_path: Path, bad_line: str) -> None:
-    path = tmp_path / "bad.vec"
-    path.write_text(f"3 3\nthe 1 2 3\nqueen 4 5 6\n{bad_line}\n", encoding="utf-8")
-    with load_error(path, "line 4: "):
-        load_text(path)
-
-
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
-def test_text_non_finite_value(tmp_path: Path, value: str) -> None:
-    path = tmp_path / "nan.txt"
-    path.write_text(f"the 1 2\nking 3 {value}\n", encoding="utf-8")
-    with load_error(path, "non-finite value (NaN or infinity) in row 1"):
-        load_text(path)
-
-
-def test_duplicate_tokens(tmp_path: Path) -> None:
-    path = tmp_path / "dup.txt"
-    path.write_text("3 2\nthe 1 2\nking 3 4\nthe 5 6\n", encoding="utf-8")
-    with load_error(path, "1 duplicate token(s), e.g. rows 0 and 2"):
-        load_text(path)
-
-
-def test_invalid_utf8_token_text(tmp_path: Path) -> None:
-    path = tmp_path / "latin1.txt"
-    path.write_bytes("2 2\nthe 1 2\nnaïve 3 4\n".encode("latin-1"))
-    with load_error(path, "line 3: invalid UTF-8 at byte 2"):
+@pytest.mark.parametrize(("content", "message"), BAD_FILES)
+def test_a_damaged_text_file_is_refused_naming_what_is_wrong(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    with load_error(path, message):
         load_text(path)
 
 
