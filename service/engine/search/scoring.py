@@ -9,6 +9,7 @@ in float64.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -133,11 +134,8 @@ def _with_target(query: ScoreQuery, logits: np.ndarray, scores: Scores, exact: f
     probability = None
     if scores.log_partition is not None:
         probability = float(np.exp(exact / query.temperature - scores.log_partition))
-    return Scores(
-        ids=scores.ids,
-        logits=scores.logits,
-        probabilities=scores.probabilities,
-        log_partition=scores.log_partition,
+    return replace(
+        scores,
         target_row=query.target,
         target_rank=rank,
         target_logit=exact,
