@@ -7,18 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service.engine.loaders import (
-    LoadOptions,
-    detect_format,
-    load_table,
-    load_text,
-)
-from tests.engine.loaders.helpers import (
-    TOKENS,
-    assert_table,
-    load_error,
-    write_gensim,
-)
+from service.engine.loaders import LoadOptions, detect_format, load_table, load_text
+from tests.engine.loaders.helpers import TOKENS, assert_table, load_error, write_gensim
 
 
 def test_word2vec_text_round_trips_gensim(tmp_path: Path, vectors: np.ndarray) -> None:
