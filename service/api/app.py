@@ -115,7 +115,7 @@ def route_methods(app: FastAPI) -> dict[str, frozenset[str]]:
 
 
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
-    """The edge (metrics, access, body, in flight, the direct door), and CORS around it."""
+    """The edge (metrics, access, body, in flight, the direct path), and CORS around it."""
     rules = BodyRules(
         limit=settings.max_body_bytes,
         budget=settings.max_body_bytes_in_flight,

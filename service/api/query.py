@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable
 
 from fastapi import APIRouter, Request, Response
 
+from service.api.deps import TableName
 from service.api.errors import error_responses
 from service.api.openapi import request_body
 from service.errors import Encoded
@@ -72,8 +73,7 @@ def endpoint(operation: Operation, answering: Answering) -> Callable[..., Awaita
 
         return body_names_table
 
-    # The path's {table} is a table's name (the URL keeps the public word).
-    async def path_names_table(table: str, request: Request) -> Response:
-        return await answering(operation, request, table)
+    async def path_names_table(table_name: TableName, request: Request) -> Response:
+        return await answering(operation, request, table_name)
 
     return path_names_table

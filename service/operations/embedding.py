@@ -2,12 +2,12 @@
 
 The table is named in the body (OpenAI's `model`), or is the configured one (TEI names none:
 `embed_table`, else the first static embedding model served), so these requests come through
-`answer` here rather than the door of /v1/tables/{table}/{operation}; it parses, validates and
-answers them with the door's own steps (operations/door.py) and writes errors in the one
-envelope. Every bound is checked before a text is split: the inputs (max_embedding_inputs) and
-each text's characters or ids (max_embedding_text_length) on the parsed JSON, before
-validation, then the table, the ids and the width asked for. The texts are split and pooled on
-the embedding batcher's worker (runtime/runtime.py), with other requests' texts.
+`answer` here rather than the door (operations/door.py, whose table is the path's); it parses,
+validates and answers them with the door's own steps and writes errors in the one envelope.
+Every bound is checked before a text is split: the inputs (max_embedding_inputs) and each
+text's characters or ids (max_embedding_text_length) on the parsed JSON, before validation,
+then the table, the ids and the width asked for. The texts are split and pooled on the
+embedding batcher's worker (runtime/runtime.py), with other requests' texts.
 """
 
 from __future__ import annotations
