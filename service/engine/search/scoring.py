@@ -37,13 +37,7 @@ def plan_score(search: CosineSearch, query: ScoreQuery) -> ScoreQuery:
         search.table.check_ids([query.target])
     vector = search.store.check_vector(query.vector).astype(np.float32)
     _check_finite_answers(search, vector, query.temperature)
-    return ScoreQuery(
-        vector=vector,
-        k=query.k,
-        softmax=query.softmax,
-        temperature=query.temperature,
-        target=query.target,
-    )
+    return replace(query, vector=vector)
 
 
 def _check_finite_answers(search: CosineSearch, vector: np.ndarray, temperature: float) -> None:
