@@ -80,6 +80,23 @@ def test_empty_file(tmp_path: Path, format: str) -> None:
         LOADERS[format](path, LoadOptions())
 
 
+# A file of a binary format's name that is not one, and what its error says.
+NOT_OF_ITS_FORMAT = {
+    "npy": (b"\x93NUMPY garbage", "not a readable .npy file"),
+    "huggingface": (b"not safetensors at all", "not a safetensors file: bad header length"),
+    "gguf": (b"GGUF" + b"\xff" * 64, "not a GGUF file, or a damaged one"),
+}
+
+
+@pytest.mark.parametrize("format", list(NOT_OF_ITS_FORMAT))
+def test_a_file_not_of_its_format(tmp_path: Path, format: str) -> None:
+    path = tmp_path / FILE_NAMES[format]
+    content, problem = NOT_OF_ITS_FORMAT[format]
+    path.write_bytes(content)
+    with load_error(path, problem):
+        load_table(path)
+
+
 def test_unknown_extension(tmp_path: Path) -> None:
     path = tmp_path / "table.parquet"
     path.write_bytes(b"PAR1")
