@@ -14,9 +14,7 @@ from service.engine.loaders import (
     load_table,
     load_text,
 )
-from tests.engine.loaders.helpers import (
-    load_error,
-)
+from tests.engine.loaders.helpers import assert_refused, load_error
 
 
 @pytest.mark.parametrize(
@@ -90,11 +88,7 @@ NOT_OF_ITS_FORMAT = {
 
 @pytest.mark.parametrize("format", list(NOT_OF_ITS_FORMAT))
 def test_a_file_not_of_its_format(tmp_path: Path, format: str) -> None:
-    path = tmp_path / FILE_NAMES[format]
-    content, problem = NOT_OF_ITS_FORMAT[format]
-    path.write_bytes(content)
-    with load_error(path, problem):
-        load_table(path)
+    assert_refused(tmp_path / FILE_NAMES[format], *NOT_OF_ITS_FORMAT[format])
 
 
 def test_unknown_extension(tmp_path: Path) -> None:

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from service.engine.loaders import LoadOptions, detect_format, load_table, load_text
-from tests.engine.loaders.helpers import TOKENS, assert_table, load_error, write_gensim
+from tests.engine.loaders.helpers import (
+    TOKENS,
+    assert_refused,
+    assert_table,
+    load_error,
+    write_gensim,
+)
 
 
 def test_word2vec_text_round_trips_gensim(tmp_path: Path, vectors: np.ndarray) -> None:
@@ -74,10 +80,7 @@ BAD_FILES = [
 def test_a_damaged_text_file_is_refused_naming_what_is_wrong(
     tmp_path: Path, content: bytes, message: str
 ) -> None:
-    path = tmp_path / "bad.txt"
-    path.write_bytes(content)
-    with load_error(path, message):
-        load_text(path)
+    assert_refused(tmp_path / "bad.txt", content, message, load_text)
 
 
 def test_text_tokens_equal_after_replacement_are_reported(tmp_path: Path) -> None:
