@@ -85,11 +85,12 @@ def analogy(
     k: int | None = None,
     **options: Unpack[AnalogyOptions],
 ) -> Plan[Neighbors]: ...
+# A batch: each Analogy names its own terms, so no separate negative ones.
 @overload
 def analogy(
     table: str,
     positive: Sequence[Analogy],
-    negative: Sequence[Term] = (),
+    *,
     k: int | None = None,
     **options: Unpack[AnalogyOptions],
 ) -> Plan[list[Neighbors]]: ...
