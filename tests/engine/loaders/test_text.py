@@ -8,13 +8,7 @@ import numpy as np
 import pytest
 
 from service.engine.loaders import LoadOptions, detect_format, load_table, load_text
-from tests.engine.loaders.helpers import (
-    TOKENS,
-    assert_refused,
-    assert_table,
-    load_error,
-    write_gensim,
-)
+from tests.engine.loaders.helpers import TOKENS, assert_refused, assert_table, write_gensim
 
 
 def test_word2vec_text_round_trips_gensim(tmp_path: Path, vectors: np.ndarray) -> None:
@@ -55,10 +49,9 @@ def test_text_accepts_tabs_crlf_bom_and_blank_lines(tmp_path: Path) -> None:
 
 def test_truncated_text(tmp_path: Path, vectors: np.ndarray) -> None:
     path = write_gensim(tmp_path / "w2v.txt", vectors, binary=False)
-    lines = path.read_text(encoding="utf-8").split("\n")
-    path.write_text("\n".join(lines[:-3]), encoding="utf-8")
-    with load_error(path, f"truncated: header says {len(TOKENS)} rows, found {len(TOKENS) - 2}"):
-        load_text(path)
+    cut = b"\n".join(path.read_bytes().split(b"\n")[:-3])
+    problem = f"truncated: header says {len(TOKENS)} rows, found {len(TOKENS) - 2}"
+    assert_refused(path, cut, problem, load_text)
 
 
 WRONG_VALUES = ["king 1 2", "king 1 2 3 4", "king 1 2 x", "king"]
@@ -84,10 +77,10 @@ def test_a_damaged_text_file_is_refused_naming_what_is_wrong(
 
 
 def test_text_tokens_equal_after_replacement_are_reported(tmp_path: Path) -> None:
-    path = tmp_path / "two.vec"
-    path.write_bytes(b"3 2\na 1 2\ncaf\xe9 3 4\n\ncaf\xe8 5 6\n")
-    with load_error(path, "line 3 and line 5 hold the same token once unicode_errors='ignore'"):
-        load_text(path, LoadOptions(unicode_errors="ignore"))
+    content = b"3 2\na 1 2\ncaf\xe9 3 4\n\ncaf\xe8 5 6\n"
+    problem = "line 3 and line 5 hold the same token once unicode_errors='ignore'"
+    ignoring = LoadOptions(unicode_errors="ignore")
+    assert_refused(tmp_path / "two.vec", content, problem, lambda path: load_text(path, ignoring))
 
 
 def test_text_limit_stops_reading(tmp_path: Path) -> None:
