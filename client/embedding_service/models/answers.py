@@ -4,7 +4,7 @@ answer read as its list."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
 Item = TypeVar("Item")
@@ -16,21 +16,19 @@ MatchedNames = dict[str, str | list[str]]
 Metadata = dict[str, int | float | str | None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Matched:
     """An answer's `matched` names (every chunk's, for an answer sent in chunks)."""
 
-    _: KW_ONLY
     matched: MatchedNames = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Readable:
     """A row whose token a language model writes unreadably (byte-level or SentencePiece):
     `text` is what it stands for ("Ġrunning" is " running"), and `incomplete` says it is
     only part of a character's UTF-8 bytes. None for other tables."""
 
-    _: KW_ONLY
     text: str | None = None
     incomplete: bool | None = None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 
 from embedding_service.models.answers import Matched, Metadata
 
@@ -30,11 +30,10 @@ class RowReport:
     metadata: Metadata = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TokenReport(RowReport):
     """A named token's report, and whether it is a suspect or a reference row."""
 
-    _: KW_ONLY
     suspect: bool
     reference: bool
 

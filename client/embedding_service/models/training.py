@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 
 from embedding_service.models.answers import Matched, Metadata
 from embedding_service.models.diagnostics import SpearmanFigure
@@ -71,11 +71,10 @@ class MovedRow:
     count: int | float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TokenDrift(MovedRow):
     """A named token's rows and neighbour lists in both versions."""
 
-    _: KW_ONLY
     k: int
     before: list[Neighbor]
     after: list[Neighbor]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,11 +50,10 @@ class ScoredToken(Readable):
     probability: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TargetScore(ScoredToken):
     """The target token's logit and rank (1 + rows with a strictly higher logit)."""
 
-    _: KW_ONLY
     rank: int
 
 
