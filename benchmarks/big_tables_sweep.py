@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.timing import run_times
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import load_index, save_index
 from service.engine.indexes.recall import Truth, held_out_rows, measure_recall, queries_of
@@ -38,12 +39,7 @@ BATCHES = (1, 32)
 
 def best_seconds(work: Callable[[], object], rounds: int = 3) -> float:
     """The fastest of `rounds` runs of `work`."""
-    times = []
-    for _ in range(rounds):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return min(times)
+    return min(run_times(work, rounds))
 
 
 def rate(work: Callable[[int], int], seconds: float) -> float:

@@ -194,7 +194,7 @@ def main() -> None:
     parser.add_argument(
         "--routed",
         action="store_true",
-        help="serve with direct_queries off: FastAPI's routes answer (the edge's door's A/B)",
+        help="serve with direct_queries off: FastAPI's routes answer (the direct path's A/B)",
     )
     args = parser.parse_args()
     print(f"command: python -m benchmarks.embedding_throughput {' '.join(sys.argv[1:])}".rstrip())

@@ -12,7 +12,6 @@ machine.
 from __future__ import annotations
 
 import statistics
-import time
 import tracemalloc
 from collections.abc import Callable
 
@@ -20,6 +19,7 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from harness.machine import machine
+from harness.timing import run_times
 from service.config import Settings, default_table
 from service.engine.analysis.projection import Projector
 from service.engine.loaders import load_huggingface
@@ -35,12 +35,8 @@ from service.schemas.projection import ProjectionRequest, ProjectRequest
 
 
 def median_seconds(work: Callable[[], object], runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    """The median of `runs` runs of `work`."""
+    return statistics.median(run_times(work, runs))
 
 
 def fit_seconds(table: EmbeddingTable, runs: int = 3) -> float:

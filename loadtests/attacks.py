@@ -252,13 +252,13 @@ def held_connections(count: int, send: Callable[[Target], bytes], seconds: float
                 except OSError:
                     refused += 1
             time.sleep(max(0.0, deadline - time.monotonic()))
-            closed = sum(1 for sock in opened if _closed_by_server(sock))
+            closed = sum(1 for sock in opened if closed_by_server(sock))
         return f"{len(opened)} opened, {refused} refused, {closed} closed by the server"
 
     return run
 
 
-def _closed_by_server(sock: socket.socket) -> bool:
+def closed_by_server(sock: socket.socket) -> bool:
     """Whether the server has closed `sock` (after whatever it answered)."""
     sock.setblocking(False)
     try:
@@ -320,7 +320,7 @@ def unread_answers(seconds: float) -> Callable[[Target], str]:
                 sock.sendall(send(target))
                 opened.append(sock)
             time.sleep(seconds)
-            closed = sum(1 for sock in opened if _closed_by_server(sock))
+            closed = sum(1 for sock in opened if closed_by_server(sock))
         return f"100 opened, {closed} cut off by the server"
 
     return run

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from loadtests.attacks import Attack, Refuted, Target, read_answer
+from loadtests.attacks import Attack, Refuted, Target, closed_by_server, read_answer
 
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: attack\r\n\r\n"
 # llhttp's request methods: each one a request line the parser accepts.
@@ -106,7 +106,7 @@ def _held(count: int, head: bytes) -> Timed:
         held: list[socket.socket] = []
         try:
             while time.monotonic() < deadline:
-                for sock in [sock for sock in held if _closed_by_server(sock)]:
+                for sock in [sock for sock in held if closed_by_server(sock)]:
                     sock.close()
                     held.remove(sock)
                 for _ in range(count - len(held)):
@@ -124,18 +124,6 @@ def _held(count: int, head: bytes) -> Timed:
         return f"{opened} opened over the attack, {refused} refused, {count} held at a time"
 
     return run
-
-
-def _closed_by_server(sock: socket.socket) -> bool:
-    sock.setblocking(False)
-    try:
-        while sock.recv(1 << 20):
-            pass
-        return True
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
 
 
 def bodies_after_refusal(connections: int, chunked: bool) -> Timed:

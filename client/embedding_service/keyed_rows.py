@@ -15,6 +15,7 @@ import numpy as np
 from embedding_service import vector_math
 from embedding_service.client import Client
 from embedding_service.errors import UnknownToken
+from embedding_service.models.answers import MatchedNames
 from embedding_service.vocabulary import MAX_TOKEN_LENGTH, IndexToKey, KeyToIndex, Vocabulary
 
 
@@ -152,7 +153,7 @@ class KeyedRows:
         return self.index_to_key[self.get_index(key)]
 
 
-def refuse_fallback(matched: dict[str, str | list[str]]) -> None:
+def refuse_fallback(matched: MatchedNames) -> None:
     """KeyError for a key only the table's case fallback matched: gensim has no such key."""
     for asked, stored in matched.items():
         if isinstance(stored, str):  # only a case fallback maps a key to another key

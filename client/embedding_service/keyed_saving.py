@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from embedding_service.models.vectors import Metadata
+from embedding_service.models.answers import Metadata
 
 GENSIM_MODULE = "gensim.models.keyedvectors"
 # This writer's mark, within the first MARK_BYTES of every file it writes.

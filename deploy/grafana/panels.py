@@ -203,28 +203,21 @@ BATCHING_AND_CACHE = [
     ),
 ]
 
+
+def per_table(title: str, description: str, metric: str, unit: str = "short") -> Panel:
+    """A bar gauge, a third of a row wide, of a metric's value for each served table."""
+    query = Query(f"max by (table) ({selector(metric)})", "{{table}}")
+    return Panel(title, description, (query,), unit=unit, kind="bargauge", width=8)
+
+
 TABLES = [
-    Panel(
-        "Table rows",
-        "Vocabulary size of each served table.",
-        (Query(f"max by (table) ({selector('table_rows')})", "{{table}}"),),
-        kind="bargauge",
-        width=8,
-    ),
-    Panel(
-        "Table width",
-        "Dimensions of each served table.",
-        (Query(f"max by (table) ({selector('table_width')})", "{{table}}"),),
-        kind="bargauge",
-        width=8,
-    ),
-    Panel(
+    per_table("Table rows", "Vocabulary size of each served table.", "table_rows"),
+    per_table("Table width", "Dimensions of each served table.", "table_width"),
+    per_table(
         "Memory held by tables",
         "Bytes held per table and its index, per replica.",
-        (Query(f"max by (table) ({selector('table_bytes')})", "{{table}}"),),
+        "table_bytes",
         unit="bytes",
-        kind="bargauge",
-        width=8,
     ),
 ]
 

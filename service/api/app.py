@@ -14,42 +14,26 @@ from service.api.edge import BodyRules, Edge
 from service.api.errors import error_responses, install_error_handlers
 from service.api.keys import KeyRing, document_security
 from service.api.openapi import DESCRIPTION, document_bodies
+from service.api.query import query_router
 from service.api.routes import admin as routes_admin
-from service.api.routes import diagnostics as routes_diagnostics
 from service.api.routes import embedding as routes_embedding
 from service.api.routes import explorer as routes_explorer
 from service.api.routes import health as routes_ops
-from service.api.routes import projection as routes_projection
-from service.api.routes import ranking as routes_ranking
-from service.api.routes import search as routes_search
 from service.api.routes import tables as routes_tables
-from service.api.routes import text as routes_text
-from service.api.routes import training as routes_training
-from service.api.routes import vectors as routes_vectors
 from service.config import Settings
 from service.loading.registry import Registry
 from service.loading.tables import TableLoader, load_all, load_registry, load_spec, start_diagnoses
+from service.operations.catalog import OPERATIONS
 from service.operations.door import Services
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 
 __all__ = ["create_app", "load_registry", "load_spec"]
 
-# Every table route can be refused before it runs; query routes also take a JSON body.
+# Every table route can be refused before it runs (a query's errors: api/query.py).
 TABLE_ERRORS = error_responses(401, 404, 422, 429, 503)
-QUERY_ERRORS = error_responses(400, 401, 404, 413, 415, 422, 429, 503)
-# The routers of POST /v1/tables/{table}/{operation} (and of the embeddings, whose bodies name
-# their table): JSON bodies, the query error set.
-QUERY_ROUTES = (
-    routes_search,
-    routes_vectors,
-    routes_ranking,
-    routes_projection,
-    routes_diagnostics,
-    routes_text,
-    routes_training,
-    routes_embedding,
-)
+# POST /v1/tables/{table}/{operation}, one route per operation of the catalogue.
+QUERY_ROUTER = query_router(OPERATIONS.values())
 
 
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> FastAPI:
@@ -106,8 +90,8 @@ def _include_routers(app: FastAPI, keys: KeyRing) -> None:
     app.include_router(routes_ops.router)
     app.include_router(routes_explorer.router)
     app.include_router(routes_tables.router, responses=TABLE_ERRORS)
-    for module in QUERY_ROUTES:
-        app.include_router(module.router, responses=QUERY_ERRORS)
+    app.include_router(QUERY_ROUTER)
+    app.include_router(routes_embedding.router)
     app.include_router(routes_admin.router if keys.admin else routes_admin.off)
 
 
@@ -119,8 +103,9 @@ def route_methods(app: FastAPI) -> dict[str, frozenset[str]]:
     lazily, so at this point app.routes may hold only the documentation routes.
     """
     routes = list(app.routes)
-    for module in (routes_ops, routes_explorer, routes_tables, *QUERY_ROUTES, routes_admin):
+    for module in (routes_ops, routes_explorer, routes_tables, routes_embedding, routes_admin):
         routes += module.router.routes
+    routes += QUERY_ROUTER.routes
     methods: dict[str, frozenset[str]] = {}
     for route in routes:
         path, taken = getattr(route, "path", ""), getattr(route, "methods", None) or set()
@@ -130,7 +115,7 @@ def route_methods(app: FastAPI) -> dict[str, frozenset[str]]:
 
 
 def _add_middleware(app: FastAPI, settings: Settings, keys: KeyRing) -> None:
-    """The edge (metrics, access, body, in flight, the direct door), and CORS around it."""
+    """The edge (metrics, access, body, in flight, the direct path), and CORS around it."""
     rules = BodyRules(
         limit=settings.max_body_bytes,
         budget=settings.max_body_bytes_in_flight,

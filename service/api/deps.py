@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
 from service.engine.served import ServedTable
 from service.errors import UnsupportedMediaType
@@ -23,11 +23,13 @@ async def get_registry(request: Request) -> Registry:
 
 
 RegistryDep = Annotated[Registry, Depends(get_registry)]
+# A path's {table}: a table's name, as the URL calls it (in code, a `table` is the table itself).
+TableName = Annotated[str, Path(alias="table")]
 
 
-async def get_table(table: str, registry: RegistryDep) -> ServedTable:
+async def get_table(table_name: TableName, registry: RegistryDep) -> ServedTable:
     """The table named in the path; UnknownTable (404) or TableNotReady (503) otherwise."""
-    return registry.get(table)
+    return registry.get(table_name)
 
 
 TableDep = Annotated[ServedTable, Depends(get_table)]

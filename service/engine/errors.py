@@ -23,9 +23,9 @@ class EngineError(Exception):
 class UnknownToken(EngineError):
     """One or more tokens are not in the table; every one of them is named."""
 
-    def __init__(self, tokens: Sequence[str], table: str = "", hint: str = "") -> None:
+    def __init__(self, tokens: Sequence[str], table_name: str = "", hint: str = "") -> None:
         names = ", ".join(repr(token) for token in tokens)
-        where = f" in table {table!r}" if table else ""
+        where = f" in table {table_name!r}" if table_name else ""
         super().__init__(f"unknown token(s){where}: {names}{hint}", tokens=list(tokens))
 
 
@@ -40,9 +40,9 @@ class UnknownId(EngineError):
 class UnknownCheckpoint(EngineError):
     """A checkpoint index outside a table's checkpoint set (a plain table has one: 0)."""
 
-    def __init__(self, checkpoint: int, count: int, table: str) -> None:
+    def __init__(self, checkpoint: int, count: int, table_name: str) -> None:
         super().__init__(
-            f"table {table!r} has {count} checkpoint(s), numbered 0 to {count - 1}: "
+            f"table {table_name!r} has {count} checkpoint(s), numbered 0 to {count - 1}: "
             f"there is no checkpoint {checkpoint}",
             checkpoint=checkpoint,
             checkpoints=count,
@@ -121,12 +121,14 @@ class SeveralPieces(EngineError):
 
     SHOWN = 64  # pieces named in the error, at most: a long text must not make a huge answer
 
-    def __init__(self, text: str, pieces: Sequence[str], ids: Sequence[int], table: str) -> None:
+    def __init__(
+        self, text: str, pieces: Sequence[str], ids: Sequence[int], table_name: str
+    ) -> None:
         shown = " ".join(pieces[: self.SHOWN]) + (" ..." if len(pieces) > self.SHOWN else "")
         quoted = repr(text if len(text) <= 80 else text[:80] + "...")
         super().__init__(
-            f"{quoted} is {len(pieces)} pieces in table {table!r}: {shown}; it has no row of its "
-            'own. Send "pieces": "mean" to use the mean of their rows.',
+            f"{quoted} is {len(pieces)} pieces in table {table_name!r}: {shown}; it has no row "
+            'of its own. Send "pieces": "mean" to use the mean of their rows.',
             count=len(pieces),
             pieces=list(pieces[: self.SHOWN]),
             ids=list(ids[: self.SHOWN]),
@@ -136,8 +138,8 @@ class SeveralPieces(EngineError):
 class EmptyText(EngineError):
     """A text that the table's tokenizer turns into no pieces at all."""
 
-    def __init__(self, table: str) -> None:
+    def __init__(self, table_name: str) -> None:
         super().__init__(
-            f"a text has no pieces in table {table!r}: it holds only whitespace or characters "
+            f"a text has no pieces in table {table_name!r}: it holds only whitespace or characters "
             "the tokenizer drops"
         )

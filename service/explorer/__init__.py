@@ -11,7 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 STATIC = Path(__file__).parent / "static"
-PAGE_PATHS = frozenset({"/", "/explorer", "/explorer/training", "/docs"})
+# Each page's path and file: the landing page (links to the explorer and the API's docs), the
+# explorer (a table's PCA picture, full-space neighbours and analogies), training (checkpoints
+# played in order, and drift between two versions), and Swagger UI over /openapi.json.
+PAGES = {
+    "/": "home.html",
+    "/explorer": "explorer.html",
+    "/explorer/training": "training.html",
+    "/docs": "api-docs.html",
+}
+PAGE_PATHS = frozenset(PAGES)
 STATIC_PREFIX = "/explorer/static/"
 # Explicit, so a host's mime.types cannot serve an ES module with a type browsers refuse.
 MEDIA_TYPES = {

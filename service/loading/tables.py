@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import fields
 from functools import partial
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from service.engine.files.reading import confined
 from service.engine.loaders import detect_format, load_table
 from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoints
 from service.engine.loaders.counts import with_counts
+from service.engine.loaders.options import LoadOptions
 from service.engine.search.cosine import KernelName
 from service.engine.served import ServedTable
 from service.engine.tables.layout import Layout
@@ -26,6 +28,9 @@ from service.loading.indexes import attach_for, start_index_work
 from service.loading.registry import Registry
 
 LOGGER = logging.getLogger("service.loading.tables")
+# What a spec tells a loader: the engine's load options (but the layout, which the loading
+# decides), under the same names in TableSpec.
+SPEC_OPTIONS = tuple(field.name for field in fields(LoadOptions) if field.name != "layout")
 
 
 def read_spec(spec: TableSpec, cache_dir: Path | None = None) -> EmbeddingTable:
@@ -63,17 +68,8 @@ def read_source(spec: TableSpec) -> EmbeddingTable:
 def read_file(spec: TableSpec, path: Path, layout: Layout = "columns") -> EmbeddingTable:
     """One table file (or model directory, or prepared folder), read with the spec's options,
     its rows held in `layout` as they are read (a prepared folder keeps its own)."""
-    return load_table(
-        path,
-        spec.format,
-        vocab=spec.vocab,
-        labels=spec.labels,
-        tensor=spec.tensor,
-        width=spec.width,
-        limit=spec.limit,
-        unicode_errors=spec.unicode_errors,
-        layout=layout,
-    )
+    options = {name: getattr(spec, name) for name in SPEC_OPTIONS}
+    return load_table(path, spec.format, layout=layout, **options)
 
 
 def load_spec(

@@ -55,7 +55,3 @@ def add_vector(item: dict[str, Any], vector: np.ndarray, encoding: str | None) -
         item["vector"] = vector.astype(np.float32).tolist()
     elif encoding == "base64":
         item["vector_b64"] = base64.b64encode(vector.astype("<f4").tobytes()).decode()
-
-
-# Query -> stored token (case fallback, one-piece texts), or a text -> its pieces.
-Matched = dict[str, str | list[str]]

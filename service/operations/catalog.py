@@ -1,6 +1,9 @@
-"""The query API's operations: each one's name, body type, runner and cache rule.
+"""The query API's operations: each one's route, body and answer models, runner, cache rule
+and the one line that documents it.
 
-POST /v1/tables/{table}/{name} is answered by door.answer with the operation of that name.
+POST /v1/tables/{table}/{name} is answered by door.answer with the operation of that name; its
+FastAPI route is registered from here (api/query.py `query_router`), so an operation is
+declared once.
 """
 
 from __future__ import annotations
@@ -15,13 +18,36 @@ from pydantic import TypeAdapter
 from service.operations import diagnostics, projection, ranking, search, text, training, vectors
 from service.operations.context import Context
 from service.operations.limits import Limits
-from service.schemas.diagnostics import DiagnosticsRequest, EvaluateRequest
-from service.schemas.projection import ProjectionRequest, ProjectRequest
-from service.schemas.ranking import CosinesBody, RankRequest
-from service.schemas.search import AnalogyBody, NeighborsBody
-from service.schemas.text import TokenizeRequest
-from service.schemas.training import DriftRequest, TrajectoryRequest
-from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
+from service.schemas.batch import ONE_OR_BATCH
+from service.schemas.diagnostics import (
+    DiagnosticsRequest,
+    DiagnosticsResponse,
+    EvaluateRequest,
+    EvaluateResponse,
+)
+from service.schemas.projection import (
+    ProjectionRequest,
+    ProjectionResponse,
+    ProjectRequest,
+    ProjectResponse,
+)
+from service.schemas.ranking import CosinesBody, CosinesResponse, RankRequest, RankResponse
+from service.schemas.search import AnalogyBody, NeighborsAnswer, NeighborsBody
+from service.schemas.text import TokenizeAnswer, TokenizeRequest
+from service.schemas.training import (
+    DriftRequest,
+    DriftResponse,
+    TrajectoryRequest,
+    TrajectoryResponse,
+)
+from service.schemas.vectors import (
+    LookupRequest,
+    LookupResponse,
+    ScoreRequest,
+    ScoreResponse,
+    SimilarityRequest,
+    SimilarityResponse,
+)
 
 
 def never(body: Any) -> bool:
@@ -39,11 +65,17 @@ class Route:
 
 @dataclass(frozen=True)
 class Operation:
-    """One query of the table API: how its body is validated, answered and cached."""
+    """One query of the API: its route, how its body is validated, answered and cached."""
 
     name: str
+    # Its feature: the OpenAPI tag, and the module's name in schemas/ and operations/.
+    feature: str
     body: TypeAdapter[Any]
+    # The answer's model, as the OpenAPI document shows it (run writes the JSON itself).
+    response: Any
     run: Callable[[Any, Context], Awaitable[bytes]]
+    # What it does, in one line: the route's description in the OpenAPI document.
+    description: str
     cacheable: Callable[[Any], bool] = never
     # The tags of a body that is one of several models (a query or a batch): pydantic puts the
     # tag first in an error's location, where a client would not look for it.
@@ -55,6 +87,9 @@ class Operation:
     # An analysis: the kind of queue it waits in (Runtime.queues), admitted there by the edge
     # instead of taking a slot of max_in_flight. None: a query.
     queue: str | None = None
+    # Its path, when it is not POST /v1/tables/{table}/{name}: one without {table}, whose body
+    # names the table (the text embeddings).
+    path: str = ""
 
     @cached_property
     def most_items(self) -> dict[str, int]:
@@ -64,8 +99,9 @@ class Operation:
 
     @cached_property
     def route(self) -> Route:
-        """The operation's route template, for requests answered without FastAPI's router."""
-        return Route(f"/v1/tables/{{table}}/{self.name}")
+        """The operation's route template (requests answered without FastAPI's router are
+        labelled with it too)."""
+        return Route(self.path or f"/v1/tables/{{table}}/{self.name}")
 
 
 def most_items(schema: dict[str, Any]) -> dict[str, int]:
@@ -104,73 +140,142 @@ def _batches(*fields: str) -> tuple[tuple[str, Callable[[Limits, int], None]], .
     return tuple((field, Limits.check_batch) for field in fields)
 
 
-ONE_OR_BATCH = frozenset({"query", "batch"})
 # A batch's queries, and each query's exclusions (the Limits checks are methods: (self, n)).
 BATCH = (*_batches("queries"), ("exclude", Limits.check_exclusions))
+TERMS = (("positive", Limits.check_terms), ("negative", Limits.check_terms))
 NEIGHBORS = Operation(
     "neighbors",
+    "search",
     TypeAdapter(NeighborsBody),
+    NeighborsAnswer,
     search.search,
+    "Top-k cosine neighbours of a token, an id, a raw vector or a text (or a batch of them).",
     search.names_only,
     ONE_OR_BATCH,
     configured=BATCH,
 )
 ANALOGY = Operation(
     "analogy",
+    "search",
     TypeAdapter(AnalogyBody),
+    NeighborsAnswer,
     search.search,
+    "Analogies (gensim most_similar / most_similar_cosmul semantics); inputs never answer.",
     search.names_only,
     ONE_OR_BATCH,
-    configured=(*BATCH, ("positive", Limits.check_terms), ("negative", Limits.check_terms)),
+    configured=(*BATCH, *TERMS),
 )
 LOOKUP = Operation(
-    "lookup", TypeAdapter(LookupRequest), vectors.lookup, configured=_batches("tokens", "ids")
+    "lookup",
+    "vectors",
+    TypeAdapter(LookupRequest),
+    LookupResponse,
+    vectors.lookup,
+    "Token -> id + raw vector, or id -> token + raw vector, for a batch of keys.",
+    configured=_batches("tokens", "ids"),
 )
 SIMILARITY = Operation(
     "similarity",
+    "vectors",
     TypeAdapter(SimilarityRequest),
+    SimilarityResponse,
     vectors.similarity,
+    "Cosine of token pairs, or the cosine matrix of a list of tokens.",
     configured=_batches("pairs", "tokens"),
 )
-SCORE = Operation("score", TypeAdapter(ScoreRequest), vectors.score)
+SCORE = Operation(
+    "score",
+    "vectors",
+    TypeAdapter(ScoreRequest),
+    ScoreResponse,
+    vectors.score,
+    "Raw dot product of a vector with every row (a tied output layer): top-k and a target.",
+)
+COSINES = Operation(
+    "cosines",
+    "ranking",
+    TypeAdapter(CosinesBody),
+    CosinesResponse,
+    ranking.cosines,
+    "Every row's score against one query, in row order (gensim's most_similar(topn=None)).",
+    tags=frozenset({"query", "terms"}),
+    configured=TERMS,
+)
+RANK = Operation(
+    "rank",
+    "ranking",
+    TypeAdapter(RankRequest),
+    RankResponse,
+    ranking.rank,
+    "How many rows are closer to a token than each other token is (gensim's rank).",
+    configured=_batches("others"),
+)
 PROJECTION = Operation(
-    "projection", TypeAdapter(ProjectionRequest), projection.projection, queue="projection"
+    "projection",
+    "projection",
+    TypeAdapter(ProjectionRequest),
+    ProjectionResponse,
+    projection.projection,
+    "PCA coordinates of the first N rows, N seeded random rows or the named tokens.",
+    queue="projection",
 )
 PROJECT = Operation(
     "project",
+    "projection",
     TypeAdapter(ProjectRequest),
+    ProjectResponse,
     projection.project,
+    "Coordinates of any tokens or raw vectors in the table's projection basis.",
     configured=_batches("tokens", "vectors", "vectors_b64"),
     queue="projection",
 )
 DIAGNOSTICS = Operation(
     "diagnostics",
+    "diagnostics",
     TypeAdapter(DiagnosticsRequest),
+    DiagnosticsResponse,
     diagnostics.diagnostics,
+    "Suspect (possibly under-trained) rows, named rows' standing, norms and count figures.",
     configured=_batches("tokens"),
     queue="analysis",
 )
 EVALUATE = Operation(
-    "evaluate", TypeAdapter(EvaluateRequest), diagnostics.evaluate, queue="analysis"
+    "evaluate",
+    "diagnostics",
+    TypeAdapter(EvaluateRequest),
+    EvaluateResponse,
+    diagnostics.evaluate,
+    "gensim's analogy accuracy or word-pair correlations for a set sent or built in.",
+    queue="analysis",
 )
 TOKENIZE = Operation(
     "tokenize",
+    "text",
     TypeAdapter(TokenizeRequest),
+    TokenizeAnswer,
     text.tokenize,
+    "Text -> pieces (row ids, character offsets, words; one row or several), or ids -> text.",
     configured=(*_batches("texts"), ("detokenize", Limits.check_detokenize)),
 )
-COSINES = Operation(
-    "cosines",
-    TypeAdapter(CosinesBody),
-    ranking.cosines,
-    tags=frozenset({"query", "terms"}),
-    configured=(("positive", Limits.check_terms), ("negative", Limits.check_terms)),
-)
-RANK = Operation("rank", TypeAdapter(RankRequest), ranking.rank, configured=_batches("others"))
 TRAJECTORY = Operation(
-    "trajectory", TypeAdapter(TrajectoryRequest), training.trajectory, queue="projection"
+    "trajectory",
+    "training",
+    TypeAdapter(TrajectoryRequest),
+    TrajectoryResponse,
+    training.trajectory,
+    "Rows at every checkpoint in the explorer's PCA basis, with norm and movement from init.",
+    queue="projection",
 )
-DRIFT = Operation("drift", TypeAdapter(DriftRequest), training.drift, queue="analysis")
+DRIFT = Operation(
+    "drift",
+    "training",
+    TypeAdapter(DriftRequest),
+    DriftResponse,
+    training.drift,
+    "How rows moved between two checkpoints or two tables; named tokens' neighbour lists.",
+    queue="analysis",
+)
+# In the order of the OpenAPI document: by feature.
 OPERATIONS = {
     op.name: op
     for op in (

@@ -1,11 +1,11 @@
 """The one door of a query: the request's bytes in, the answer's bytes (or the envelope) out.
 
 POST /v1/tables/{table}/{operation} is answered by `answer` whichever way it came in: FastAPI's
-route (service/api/routes/) or the fast path (service/api/edge.py); the CLI
-calls it too. It checks the content type, parses the JSON, resolves the table, validates the
-body once, decides from the validated query whether the answer may come from the cache, runs
-the operation, and writes the answer or the error. `direct_queries` chooses a door, never an
-implementation, so both answer byte for byte alike.
+route (service/api/query.py) or the direct path (service/api/edge.py); the CLI calls it too.
+It checks the content type, parses the JSON, resolves the table, validates the body once,
+decides from the validated query whether the answer may come from the cache, runs the
+operation, and writes the answer or the error. `direct_queries` chooses the path to the door,
+never an implementation, so both answer byte for byte alike.
 
 The order of refusals is the routes' of old: 415, 400 (not JSON), 404/503 (the table), 422.
 """
@@ -45,11 +45,14 @@ class Services:
     limits: Limits
     runtime: Runtime
 
-    def context(self, table: str) -> Context:
-        """The context of a query on `table` (UnknownTable or TableNotReady otherwise)."""
-        served = self.registry.serving.get(table)
+    def context(self, table_name: str) -> Context:
+        """The context of a query on the table of that name (UnknownTable or TableNotReady
+        otherwise)."""
+        served = self.registry.serving.get(table_name)
         if served is None:
-            served = self.registry.get(table)  # the error that says why (or a table just loaded)
+            served = self.registry.get(
+                table_name
+            )  # the error that says why (or a table just loaded)
         return Context(served, self.limits, self.runtime, self.registry)
 
 
@@ -62,24 +65,25 @@ ON_LOOP_BYTES = 64 * 1024
 
 
 def read_query(
-    operation: Operation, table: str, body: bytes, content_type: str, services: Services
+    operation: Operation, table_name: str, body: bytes, content_type: str, services: Services
 ) -> tuple[Context, Any]:
     """The table's context and the validated query, refused in the routes' order."""
     data = parse_json(body, content_type, services.limits.settings.max_body_values)
-    context = services.context(table)
+    context = services.context(table_name)
     return context, validate(operation, data, services.limits)
 
 
 async def answer(
-    operation: Operation, table: str, body: bytes, content_type: str, services: Services
+    operation: Operation, table_name: str, body: bytes, content_type: str, services: Services
 ) -> Encoded:
-    """The whole answer to one query request, an error envelope included."""
+    """The whole answer to one query request on the table of that name, an error envelope
+    included."""
     try:
         if len(body) > ON_LOOP_BYTES:
-            reading = (operation, table, body, content_type, services)
+            reading = (operation, table_name, body, content_type, services)
             context, query = await services.runtime.in_thread(read_query, *reading)
         else:
-            context, query = read_query(operation, table, body, content_type, services)
+            context, query = read_query(operation, table_name, body, content_type, services)
         answered = await respond(operation, query, context)
     except EngineError as error:
         return encode(error)

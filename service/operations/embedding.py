@@ -2,12 +2,12 @@
 
 The table is named in the body (OpenAI's `model`), or is the configured one (TEI names none:
 `embed_table`, else the first static embedding model served), so these requests come through
-`answer` here rather than the door of /v1/tables/{table}/{operation}; it parses, validates and
-answers them with the door's own steps (operations/door.py) and writes errors in the one
-envelope. Every bound is checked before a text is split: the inputs (max_embedding_inputs) and
-each text's characters or ids (max_embedding_text_length) on the parsed JSON, before
-validation, then the table, the ids and the width asked for. The texts are split and pooled on
-the embedding batcher's worker (runtime/runtime.py), with other requests' texts.
+`answer` here rather than the door (operations/door.py, whose table is the path's); it parses,
+validates and answers them with the door's own steps and writes errors in the one envelope.
+Every bound is checked before a text is split: the inputs (max_embedding_inputs) and each
+text's characters or ids (max_embedding_text_length) on the parsed JSON, before validation,
+then the table, the ids and the width asked for. The texts are split and pooled on the
+embedding batcher's worker (runtime/runtime.py), with other requests' texts.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from service.engine.errors import EngineError, InvalidQuery, TableNotReady
 from service.engine.served import ServedTable
 from service.engine.tables.embedding import TextItem, check_dimensions, static_of
 from service.errors import JSON, Encoded, encode
-from service.operations.catalog import Operation, Route
+from service.operations.catalog import Operation
 from service.operations.context import Context
 from service.operations.door import ON_LOOP_BYTES, Services, parse_json, validate
 from service.operations.limits import Limits, within
-from service.schemas.embedding import EmbeddingsRequest, EmbedRequest
+from service.schemas.embedding import EmbeddingsRequest, EmbeddingsResponse, EmbedRequest
 
 
 async def embeddings(body: EmbeddingsRequest, context: Context) -> bytes:
@@ -107,13 +107,29 @@ def check_inputs(limits: Limits, inputs: object) -> None:
     )
 
 
-EMBEDDINGS = Operation("embeddings", TypeAdapter(EmbeddingsRequest), embeddings)
-EMBED = Operation("embed", TypeAdapter(EmbedRequest), embed)
+EMBEDDINGS = Operation(
+    "embeddings",
+    "embeddings",
+    TypeAdapter(EmbeddingsRequest),
+    EmbeddingsResponse,
+    embeddings,
+    "OpenAI's embeddings: texts or token ids -> one vector each, from a static model.",
+    path="/v1/embeddings",
+)
+EMBED = Operation(
+    "embed",
+    "embeddings",
+    TypeAdapter(EmbedRequest),
+    list[list[float]],
+    embed,
+    "TEI's embed: texts -> one vector each, from the configured static model (embed_table).",
+    path="/embed",
+)
 # Each operation's list of inputs, by field.
 INPUTS = {EMBEDDINGS.name: "input", EMBED.name: "inputs"}
 # The operation of each path (POST), and the route metrics label its requests with.
-PATHS = {"/v1/embeddings": EMBEDDINGS, "/embed": EMBED}
-ROUTES = {path: Route(path) for path in PATHS}
+PATHS = {operation.route.path: operation for operation in (EMBEDDINGS, EMBED)}
+ROUTES = {path: operation.route for path, operation in PATHS.items()}
 
 
 def read_request(

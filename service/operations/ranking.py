@@ -17,9 +17,10 @@ from service.engine.search.cosine import Plan, directions
 from service.engine.search.queries import NeighborQuery, Neighbors
 from service.engine.search.ranking import Ranks, exact_cosines, ranks, scores_of
 from service.metrics import timed
-from service.operations.answers import Matched, add_readable, dumps, neighbor_list
+from service.operations.answers import add_readable, dumps, neighbor_list
 from service.operations.context import Context
 from service.operations.resolving import Resolver, TextName, resolved
+from service.schemas.common import MatchedNames
 from service.schemas.ranking import CosinesQueryRequest, CosinesTermsRequest, RankRequest
 from service.schemas.search import RequestTerm
 
@@ -123,7 +124,7 @@ def _page(found: Ranks, offset: int, limit: int) -> np.ndarray:
     return listed[offset : offset + limit]
 
 
-def cosines_json(matched: Matched, rows: int, offset: int, scores: np.ndarray) -> bytes:
+def cosines_json(matched: MatchedNames, rows: int, offset: int, scores: np.ndarray) -> bytes:
     """The /cosines response body, its scores as base64 of little-endian float32s. The base64
     is spliced in as bytes (it needs no escaping): orjson reserves several times a string's
     length, and a page of 1,048,576 scores (5.6 MB of base64) peaked at 63 MB in it."""

@@ -18,9 +18,10 @@ from service.engine.search.among import among_of
 from service.engine.search.cosine import Plan, SearchItem
 from service.engine.search.queries import Among, CosmulQuery, Neighbors
 from service.engine.tables.table import EmbeddingTable
-from service.operations.answers import Matched, dumps, neighbor_list
+from service.operations.answers import dumps, neighbor_list
 from service.operations.context import Context
 from service.operations.resolving import Resolver, TextName, texts_of, tokens_of
+from service.schemas.common import MatchedNames
 from service.schemas.search import (
     AnalogyBatchRequest,
     AnalogyRequest,
@@ -89,7 +90,7 @@ async def search(body: SearchBody, context: Context) -> bytes:
 
 def plan_all(
     queries: Sequence[SearchRequest], names: Names, context: Context, among: Among | None = None
-) -> tuple[list[SearchItem], Matched, int]:
+) -> tuple[list[SearchItem], MatchedNames, int]:
     """Every query resolved, checked against the limits and planned for the batcher (neighbour
     queries among the candidate set, when the request names one); the most results they ask."""
     resolver = Resolver(context.served, context.limits).resolve(names.tokens, names.texts)
@@ -154,7 +155,7 @@ def _names_only(query: SearchRequest) -> bool:
 
 
 def neighbors_json(
-    table: EmbeddingTable, results: Sequence[Neighbors], matched: Matched, batch: bool
+    table: EmbeddingTable, results: Sequence[Neighbors], matched: MatchedNames, batch: bool
 ) -> bytes:
     """The neighbours (or batch) response body."""
     if batch:

@@ -17,10 +17,10 @@ from service.engine.search.scoring import plan_score
 from service.engine.tables.model import head_of
 from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
-from service.operations.answers import Matched, add_readable, add_vector, dumps
+from service.operations.answers import add_readable, add_vector, dumps
 from service.operations.context import Context
 from service.operations.resolving import Resolver, label, resolved, split_keys, vector_of
-from service.schemas.common import TextKey
+from service.schemas.common import MatchedNames, TextKey
 from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
 
 
@@ -132,7 +132,7 @@ Decode = Callable[[Sequence[int]], str]
 
 
 def scores_json(
-    table: EmbeddingTable, scores: Scores, matched: Matched, decode: Decode | None = None
+    table: EmbeddingTable, scores: Scores, matched: MatchedNames, decode: Decode | None = None
 ) -> bytes:
     """The output-scoring response body; with `decode`, each row as text too."""
     tokens = table.tokens

@@ -56,27 +56,15 @@ class Runtime:
         threads = partial(limit_openmp, settings.compute_threads)
         # Counted by the edge; the batchers take half of it a batch (batching.py).
         self.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
-        self.search: Batcher[SearchItem, Neighbors] = Batcher(
-            "search",
-            search_items,
-            settings,
-            cost=item_cost,
-            initializer=threads,
-            in_flight=self.in_flight,
+        batcher = partial(Batcher, settings=settings, initializer=threads, in_flight=self.in_flight)
+        # Neighbours and analogies; an item costs its directions, as SearchItem counted them.
+        self.search: Batcher[SearchItem, Neighbors] = batcher(
+            "search", search_items, cost=item_cost
         )
-        self.score: Batcher[tuple[CosineSearch, ScoreQuery], Scores] = Batcher(
-            "score", score_items, settings, initializer=threads, in_flight=self.in_flight
-        )
+        self.score: Batcher[tuple[CosineSearch, ScoreQuery], Scores] = batcher("score", score_items)
         # Texts to embed (/v1/embeddings, /embed): split and pooled on its own worker.
         # An item is one request's inputs, costing one a text: max_queue counts requests.
-        self.embed: Batcher[TextItem, Embedded] = Batcher(
-            "embed",
-            embed_items,
-            settings,
-            cost=item_cost,
-            initializer=threads,
-            in_flight=self.in_flight,
-        )
+        self.embed: Batcher[TextItem, Embedded] = batcher("embed", embed_items, cost=item_cost)
         self.cache = ResultCache(settings.cache_bytes, settings.cache_max_answer_bytes)
         self.settings = settings
         self.heap = HeapTrimmer()

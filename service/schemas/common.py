@@ -6,7 +6,8 @@ is resolved (service/operations/limits.py).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from functools import cache
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -14,6 +15,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    model_validator,
 )
 
 MAX_TOKEN_LENGTH = 256
@@ -234,20 +236,44 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def check_exactly_one(model: BaseModel, fields: tuple[str, ...]) -> None:
-    given = [name for name in fields if getattr(model, name) is not None]
-    if len(given) != 1:
-        raise ValueError(f"give exactly one of {', '.join(fields)} (got {len(given)})")
-
-
 def exactly_one_of(*fields: str) -> ConfigDict:
-    """A model config whose JSON Schema says what check_exactly_one checks: one field, not null.
+    """A model config whose JSON Schema says that exactly one of `fields` is given, not null;
+    a OneOf model checks just what it says.
 
     Without it the published schema calls {} a valid request, and clients (and fuzzers)
     generated from it send requests that can only be refused.
     """
     branches = [{"required": [f], "properties": {f: {"not": {"type": "null"}}}} for f in fields]
     return ConfigDict(extra="forbid", json_schema_extra={"oneOf": branches})  # type: ignore[dict-item]
+
+
+class OneOf(Strict):
+    """A request that takes exactly one of some fields: those its config's JSON Schema names
+    (exactly_one_of), so the schema and the check cannot disagree."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        one_of(cls)  # a model that names no fields fails as it is defined, not on a request
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Self:
+        fields = one_of(type(self))
+        given = [name for name in fields if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of {', '.join(fields)} (got {len(given)})")
+        return self
+
+
+@cache
+def one_of(model: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of which a OneOf model takes exactly one, from its JSON Schema's oneOf."""
+    extra = model.model_config.get("json_schema_extra")
+    branches: Any = extra.get("oneOf") if isinstance(extra, dict) else None
+    fields = tuple(str(branch["required"][0]) for branch in branches or ())
+    if not fields:
+        raise TypeError(f"{model.__name__} names no fields to take one of (exactly_one_of)")
+    return fields
 
 
 READABLE = (
@@ -265,11 +291,16 @@ class Neighbor(Strict):
     incomplete: bool | None = Field(None, description=INCOMPLETE)
 
 
+# A query's name -> what it matched: a token found only through the case-insensitive fallback
+# -> the stored token; a text -> the one token it is (when not the text itself), or its pieces.
+MatchedNames = dict[str, str | list[str]]
+
+
 class Matched(Strict):
     """Tokens that matched only through the case-insensitive fallback (query -> stored token),
     and texts: the one token they are, when it is not the text itself, or their pieces."""
 
-    matched: dict[str, str | list[str]] = Field(default_factory=dict)
+    matched: MatchedNames = Field(default_factory=dict)
 
 
 class TextKey(Strict):

@@ -17,10 +17,10 @@ from service.schemas.common import (
     NUMBER_ONLY,
     Flag,
     Matched,
+    OneOf,
     Restrict,
     Strict,
     Token,
-    check_exactly_one,
     exactly_one_of,
 )
 
@@ -156,7 +156,7 @@ _EVALUATE_SCHEMA: dict[str, Any] = {
 }
 
 
-class EvaluateRequest(Strict):
+class EvaluateRequest(OneOf):
     model_config = ConfigDict(extra="forbid", json_schema_extra=_EVALUATE_SCHEMA)
 
     analogies: str | None = Field(
@@ -187,11 +187,6 @@ class EvaluateRequest(Strict):
         "gensim's evaluate_word_analogies lists them; such an answer is at most max_body_bytes "
         "(422 LimitExceeded past it: send fewer questions).",
     )
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Self:
-        check_exactly_one(self, ("analogies", "pairs", "builtin"))
-        return self
 
     @model_validator(mode="after")
     def _questions_of_analogies(self) -> Self:

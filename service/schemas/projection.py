@@ -6,9 +6,9 @@ by the routes and answered with 422 LimitExceeded.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from service.schemas.common import (
     INCOMPLETE,
@@ -17,10 +17,10 @@ from service.schemas.common import (
     READABLE,
     Base64Vector,
     Matched,
+    OneOf,
     Strict,
     Token,
     Vector,
-    check_exactly_one,
     exactly_one_of,
 )
 
@@ -61,7 +61,7 @@ class ProjectionRequest(Strict):
     )
 
 
-class ProjectRequest(Strict):
+class ProjectRequest(OneOf):
     model_config = exactly_one_of("tokens", "vectors", "vectors_b64")
 
     tokens: list[Token] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
@@ -70,11 +70,6 @@ class ProjectRequest(Strict):
         None, min_length=1, max_length=MAX_ITEMS, fail_fast=True
     )
     dims: Dims = 2
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Self:
-        check_exactly_one(self, ("tokens", "vectors", "vectors_b64"))
-        return self
 
 
 class ProjectedPoint(Strict):

@@ -14,10 +14,10 @@ from service.schemas.common import (
     CheckpointIndex,
     Matched,
     Neighbor,
+    OneOf,
     RowId,
     Strict,
     Token,
-    check_exactly_one,
     exactly_one_of,
 )
 from service.schemas.search import AnalogyTerms, QuerySource
@@ -87,7 +87,7 @@ class CloserRows(Strict):
     )
 
 
-class RankRequest(Strict):
+class RankRequest(OneOf):
     """How many rows are closer to a token than each of `others` is."""
 
     # The schema says what _one_key and _one_listed check, so clients generated from it (and
@@ -113,11 +113,6 @@ class RankRequest(Strict):
         "closer_than), a page of them in row order.",
     )
     checkpoint: CheckpointIndex | None = None
-
-    @model_validator(mode="after")
-    def _one_key(self) -> Self:
-        check_exactly_one(self, ("token", "id"))
-        return self
 
     @model_validator(mode="after")
     def _one_listed(self) -> Self:

@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import (
-    ConfigDict,
-    Discriminator,
-    Field,
-    Tag,
-    model_validator,
-)
+from pydantic import ConfigDict, Field, model_validator
 
+from service.schemas.batch import BatchRequest, BatchResponse, one_or_batch
 from service.schemas.common import (
     MAX_ITEMS,
     AmongIds,
@@ -25,6 +20,7 @@ from service.schemas.common import (
     Matched,
     Neighbor,
     Nprobe,
+    OneOf,
     Pieces,
     ProbeMargin,
     Restrict,
@@ -34,7 +30,6 @@ from service.schemas.common import (
     Token,
     Vector,
     Weight,
-    check_exactly_one,
     exactly_one_of,
 )
 
@@ -43,7 +38,7 @@ _QUERY_FIELDS = ("token", "id", "vector", "vector_b64", "text")
 _QUERY_SCHEMA: dict[str, Any] = dict(exactly_one_of(*_QUERY_FIELDS)["json_schema_extra"])  # type: ignore[arg-type]
 
 
-class QuerySource(Strict):
+class QuerySource(OneOf):
     """One query: a token, an id, a raw vector or a text (the neighbours' and cosines')."""
 
     model_config = exactly_one_of(*_QUERY_FIELDS)
@@ -54,11 +49,6 @@ class QuerySource(Strict):
     vector_b64: Base64Vector | None = None
     text: Text | None = None
     pieces: Pieces = "one"
-
-    @model_validator(mode="after")
-    def _one_query(self) -> Self:
-        check_exactly_one(self, _QUERY_FIELDS)
-        return self
 
 
 class SearchFields(Strict):
@@ -105,7 +95,7 @@ class SingleNeighborsRequest(NeighborsRequest):
         return self
 
 
-class NeighborsBatchRequest(Strict):
+class NeighborsBatchRequest(BatchRequest[NeighborsRequest]):
     model_config = ConfigDict(
         extra="forbid",
         json_schema_extra={
@@ -114,8 +104,6 @@ class NeighborsBatchRequest(Strict):
         },
     )
 
-    queries: list[NeighborsRequest] = Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)
-    checkpoint: CheckpointIndex | None = None
     among: AmongIds | None = None
 
     @model_validator(mode="after")
@@ -138,17 +126,11 @@ class NeighborsResponse(NeighborList, Matched):
     pass
 
 
-class NeighborsBatchResponse(Matched):
-    results: list[NeighborList]
+class NeighborsBatchResponse(BatchResponse[NeighborList]):
+    pass
 
 
-def _batch_or_single(value: object) -> str:
-    """A JSON object (or, when serialising, a model) with "queries" is a batch."""
-    batch = "queries" in value if isinstance(value, dict) else hasattr(value, "queries")
-    return "batch" if batch else "query"
-
-
-class WeightedTerm(Strict):
+class WeightedTerm(OneOf):
     model_config = exactly_one_of("token", "vector", "vector_b64", "text")
 
     token: Token | None = None
@@ -157,11 +139,6 @@ class WeightedTerm(Strict):
     text: Text | None = None
     pieces: Pieces = "one"
     weight: Weight = 1.0
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Self:
-        check_exactly_one(self, ("token", "vector", "vector_b64", "text"))
-        return self
 
 
 RequestTerm = Token | WeightedTerm
@@ -254,20 +231,11 @@ class SingleAnalogyRequest(AnalogyRequest):
     checkpoint: CheckpointIndex | None = None
 
 
-class AnalogyBatchRequest(Strict):
-    queries: list[AnalogyRequest] = Field(min_length=1, max_length=MAX_ITEMS, fail_fast=True)
-    checkpoint: CheckpointIndex | None = None
+class AnalogyBatchRequest(BatchRequest[AnalogyRequest]):
+    pass
 
 
-# One query, or {"queries": [...]}: the presence of "queries" picks the model to validate with.
-NeighborsBody = Annotated[
-    Annotated[SingleNeighborsRequest, Tag("query")]
-    | Annotated[NeighborsBatchRequest, Tag("batch")],
-    Discriminator(_batch_or_single),
-]
-
-
-AnalogyBody = Annotated[
-    Annotated[SingleAnalogyRequest, Tag("query")] | Annotated[AnalogyBatchRequest, Tag("batch")],
-    Discriminator(_batch_or_single),
-]
+NeighborsBody = one_or_batch(SingleNeighborsRequest, NeighborsBatchRequest)
+AnalogyBody = one_or_batch(SingleAnalogyRequest, AnalogyBatchRequest)
+# What /neighbors and /analogy answer: one list, or one per query of a batch.
+NeighborsAnswer = NeighborsResponse | NeighborsBatchResponse

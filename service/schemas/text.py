@@ -6,10 +6,11 @@ runner and answered with 422 LimitExceeded.
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
+from service.schemas.batch import BatchResponse
 from service.schemas.common import (
     INCOMPLETE,
     MAX_ITEMS,
@@ -17,10 +18,10 @@ from service.schemas.common import (
     READABLE,
     Flag,
     Matched,
+    OneOf,
     RowId,
     Strict,
     Text,
-    check_exactly_one,
     exactly_one_of,
 )
 
@@ -31,7 +32,7 @@ TOKENIZER = Field(
 )
 
 
-class TokenizeRequest(Strict):
+class TokenizeRequest(OneOf):
     model_config = exactly_one_of("text", "texts", "detokenize")
 
     text: Text | None = None
@@ -53,11 +54,6 @@ class TokenizeRequest(Strict):
     encoding: Literal["float", "base64"] = Field(
         "float", description="How rows are answered, as in lookup."
     )
-
-    @model_validator(mode="after")
-    def _one_form(self) -> Self:
-        check_exactly_one(self, ("text", "texts", "detokenize"))
-        return self
 
 
 class Piece(Strict):
@@ -99,9 +95,8 @@ class TokenizeResponse(TokenizedText, Matched):
     tokenizer: TokenizerKind = TOKENIZER
 
 
-class TokenizeBatchResponse(Matched):
+class TokenizeBatchResponse(BatchResponse[TokenizedText]):
     tokenizer: TokenizerKind = TOKENIZER
-    results: list[TokenizedText]
 
 
 class DetokenizeResponse(Strict):

@@ -7,9 +7,9 @@ with 422 LimitExceeded.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field
 
 from service.config import TABLE_NAME_PATTERN
 from service.schemas.common import (
@@ -19,9 +19,9 @@ from service.schemas.common import (
     K,
     Matched,
     Neighbor,
+    OneOf,
     Strict,
     Token,
-    check_exactly_one,
     exactly_one_of,
 )
 from service.schemas.diagnostics import SpearmanFigure
@@ -39,7 +39,7 @@ DriftLimit = Annotated[
 ]
 
 
-class TrajectoryRequest(Strict):
+class TrajectoryRequest(OneOf):
     model_config = exactly_one_of("tokens", "points")
 
     tokens: list[Token] | None = Field(
@@ -55,11 +55,6 @@ class TrajectoryRequest(Strict):
     )
     seed: Seed = 0
     dims: Dims = 2
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Self:
-        check_exactly_one(self, ("tokens", "points"))
-        return self
 
 
 class TrajectoryPoint(Strict):

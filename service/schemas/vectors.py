@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Literal
 
 from pydantic import (
     Field,
-    model_validator,
 )
 
 from service.schemas.common import (
@@ -18,18 +17,18 @@ from service.schemas.common import (
     K,
     Key,
     Matched,
+    OneOf,
     Pieces,
     RowId,
     Strict,
     Text,
     Token,
     Vector,
-    check_exactly_one,
     exactly_one_of,
 )
 
 
-class LookupRequest(Strict):
+class LookupRequest(OneOf):
     model_config = exactly_one_of("tokens", "ids")
 
     tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
@@ -41,11 +40,6 @@ class LookupRequest(Strict):
         description="How vectors are answered: JSON floats in 'vector', or base64 of "
         "little-endian float32s in 'vector_b64' (as OpenAI's encoding_format).",
     )
-
-    @model_validator(mode="after")
-    def _one_source(self) -> Self:
-        check_exactly_one(self, ("tokens", "ids"))
-        return self
 
 
 class LookupItem(Strict):
@@ -61,7 +55,7 @@ class LookupResponse(Matched):
     items: list[LookupItem]
 
 
-class SimilarityRequest(Strict):
+class SimilarityRequest(OneOf):
     model_config = exactly_one_of("pairs", "tokens")
 
     # fail_fast: a key is one of several forms, so a bad one is an error per form; 10,000 bad
@@ -71,11 +65,6 @@ class SimilarityRequest(Strict):
     )
     tokens: list[Key] | None = Field(None, min_length=1, max_length=MAX_ITEMS, fail_fast=True)
     checkpoint: CheckpointIndex | None = None
-
-    @model_validator(mode="after")
-    def _one_form(self) -> Self:
-        check_exactly_one(self, ("pairs", "tokens"))
-        return self
 
 
 class PairScore(Strict):
@@ -89,7 +78,7 @@ class SimilarityResponse(Matched):
     matrix: list[list[float]] | None = None
 
 
-class ScoreRequest(Strict):
+class ScoreRequest(OneOf):
     model_config = exactly_one_of("vector", "vector_b64", "text")
 
     vector: Vector | None = None
@@ -102,11 +91,6 @@ class ScoreRequest(Strict):
     softmax: Flag = False
     temperature: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
     target: Token | None = None
-
-    @model_validator(mode="after")
-    def _one_vector(self) -> Self:
-        check_exactly_one(self, ("vector", "vector_b64", "text"))
-        return self
 
 
 class ScoredToken(Strict):

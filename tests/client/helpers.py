@@ -42,10 +42,15 @@ def raw_post(base: str, path: str, body: dict[str, Any]) -> Any:
 
 
 def plain(value: Any) -> Any:
-    """A dataclass answer as plain lists and dicts, numpy arrays as lists: comparable with ==."""
+    """A dataclass answer as plain lists and dicts, numpy arrays as lists: comparable with ==.
+
+    An optional field left at None is absent, as the service leaves it out of its JSON.
+    """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            field.name: plain(getattr(value, field.name)) for field in dataclasses.fields(value)
+            field.name: plain(getattr(value, field.name))
+            for field in dataclasses.fields(value)
+            if not (field.default is None and getattr(value, field.name) is None)
         }
     if isinstance(value, np.ndarray):
         return value.tolist()

@@ -4,11 +4,12 @@ exceptions where gensim raises them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+from gensim.models import KeyedVectors
 
 from tests.client.parity import (
     QUERIES,
@@ -94,14 +95,20 @@ def test_similar_by_vector(pair: Pair) -> None:
         assert_same_ranking(remote.similar_by_vector(vector, topn=TOPN), deeper[:TOPN], deeper)
 
 
-def test_most_similar_cosmul(pair: Pair) -> None:
-    local, remote = pair
-    keys = draw(local, 6)
+def cosmul_queries(local: KeyedVectors, seed: int) -> Iterator[tuple[list[Any], list[str]]]:
+    """Seeded 3CosMul queries (positive, negative terms), every other one with a unit vector
+    among its positive terms."""
+    keys = draw(local, seed)
     for query in range(QUERIES):
         a, b, c = keys(3)
-        positive: list[Any] = [b, c] if query % 2 else [b, local.get_vector(c, norm=True)]
-        deeper = local.most_similar_cosmul(positive, [a], topn=TOPN + 5, restrict_vocab=3)
-        answer = remote.most_similar_cosmul(positive, [a], topn=TOPN, restrict_vocab=3)
+        yield ([b, c] if query % 2 else [b, local.get_vector(c, norm=True)]), [a]
+
+
+def test_most_similar_cosmul(pair: Pair) -> None:
+    local, remote = pair
+    for positive, negative in cosmul_queries(local, 6):
+        deeper = local.most_similar_cosmul(positive, negative, topn=TOPN + 5, restrict_vocab=3)
+        answer = remote.most_similar_cosmul(positive, negative, topn=TOPN, restrict_vocab=3)
         assert_same_ranking(answer, deeper[:TOPN], deeper)  # restrict_vocab: ignored by both
 
 
@@ -193,12 +200,9 @@ def test_every_row_s_cosine_to_a_vector(pair: Pair) -> None:
 
 def test_every_row_s_3cosmul_objective(pair: Pair) -> None:
     local, remote = pair
-    keys = draw(local, 15)
-    for query in range(QUERIES):
-        a, b, c = keys(3)
-        positive: list[Any] = [b, c] if query % 2 else [b, local.get_vector(c, norm=True)]
-        answer = remote.most_similar_cosmul(positive, [a], topn=None)
-        expected = local.most_similar_cosmul(positive, [a], topn=None)
+    for positive, negative in cosmul_queries(local, 15):
+        answer = remote.most_similar_cosmul(positive, negative, topn=None)
+        expected = local.most_similar_cosmul(positive, negative, topn=None)
         assert_same_scores(answer, expected, rtol=SCORE_TOLERANCE)
 
 

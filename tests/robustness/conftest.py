@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -56,3 +58,31 @@ def assert_envelope(response: Any, status: int, error_type: str) -> dict:
     assert error["type"] == error_type, error
     assert error["message"]
     return error
+
+
+@contextmanager
+def counted_while_running(
+    outcomes_of_one: Callable[[], list[str]], threads: int
+) -> Iterator[Counter[str]]:
+    """Call `outcomes_of_one` from `threads` threads over and over until the block ends,
+    counting the outcomes each call names."""
+    outcomes: Counter[str] = Counter()
+    lock = threading.Lock()
+    running = threading.Event()
+    running.set()
+
+    def repeat() -> None:
+        while running.is_set():
+            named = outcomes_of_one()
+            with lock:
+                outcomes.update(named)
+
+    workers = [threading.Thread(target=repeat) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    try:
+        yield outcomes
+    finally:
+        running.clear()
+        for worker in workers:
+            worker.join()

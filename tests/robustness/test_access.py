@@ -205,18 +205,22 @@ def test_cached_answers_are_not_served_without_a_key(make_client: AppFactory) ->
         )
 
 
+def keys_file_env(table_path: Path, keys: Path, **more: str) -> dict[str, str]:
+    """A server of the small table whose API keys are read from `keys`, which holds "old-key"."""
+    keys.write_text("old-key\n")
+    return {
+        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table_path)}]),
+        "EMBEDDING_SERVICE_API_KEYS_FILE": str(keys),
+        **more,
+    }
+
+
 @pytest.mark.slow
 def test_sighup_rereads_the_key_files_and_keeps_the_old_keys_if_one_empties(
     table_path: Path, tmp_path: Path
 ) -> None:
     keys = tmp_path / "keys"
-    keys.write_text("old-key\n")
-    env = {
-        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table_path)}]),
-        "EMBEDDING_SERVICE_API_KEYS_FILE": str(keys),
-    }
-    url = None
-    with server_process(env) as (process, base):
+    with server_process(keys_file_env(table_path, keys)) as (process, base):
         url = f"{base}{NEIGHBORS}"
         assert call(url, QUERY, bearer("old-key"))[0] == 200
         keys.write_text("new-key\n")
@@ -235,12 +239,7 @@ def test_sigusr1_rotates_the_keys_of_every_worker_without_reloading_a_table(
     table_path: Path, tmp_path: Path
 ) -> None:
     keys = tmp_path / "keys"
-    keys.write_text("old-key\n")
-    env = {
-        "EMBEDDING_SERVICE_TABLES": json.dumps([{"name": "small", "path": str(table_path)}]),
-        "EMBEDDING_SERVICE_API_KEYS_FILE": str(keys),
-        "EMBEDDING_SERVICE_WORKERS": "2",
-    }
+    env = keys_file_env(table_path, keys, EMBEDDING_SERVICE_WORKERS="2")
     with server_process(env) as (process, base):
         url = f"{base}{NEIGHBORS}"
         table = f"{base}/v1/tables/small"

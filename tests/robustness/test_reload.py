@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -21,7 +20,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.conftest import small_vectors
-from tests.robustness.conftest import AppFactory, assert_envelope, write_table
+from tests.robustness.conftest import (
+    AppFactory,
+    assert_envelope,
+    counted_while_running,
+    write_table,
+)
 from tests.robustness.servers import call, server_process
 
 ADMIN = {"authorization": "Bearer admin-key"}
@@ -32,28 +36,14 @@ QUERY = {"token": "king", "k": 1}
 @contextmanager
 def concurrent_queries(client: TestClient, table: str = "small") -> Iterator[Counter[str]]:
     """Query `table` and readiness from 4 threads until the block ends; count the outcomes."""
-    outcomes: Counter[str] = Counter()
-    lock = threading.Lock()
-    running = threading.Event()
-    running.set()
 
-    def query() -> None:
-        while running.is_set():
-            answer = client.post(f"/v1/tables/{table}/neighbors", json=QUERY)
-            ready = client.get("/readyz")
-            with lock:
-                outcomes[f"query {answer.status_code}"] += 1
-                outcomes[f"readyz {ready.status_code}"] += 1
+    def query() -> list[str]:
+        answer = client.post(f"/v1/tables/{table}/neighbors", json=QUERY)
+        ready = client.get("/readyz")
+        return [f"query {answer.status_code}", f"readyz {ready.status_code}"]
 
-    threads = [threading.Thread(target=query) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    try:
+    with counted_while_running(query, 4) as outcomes:
         yield outcomes
-    finally:
-        running.clear()
-        for thread in threads:
-            thread.join()
 
 
 def nearest(client: TestClient) -> str:

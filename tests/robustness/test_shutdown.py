@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import signal
 import socket
-import threading
 import time
 import urllib.error
-from collections import Counter
 from contextlib import ExitStack
 from urllib.parse import urlsplit
 
 import pytest
 
+from tests.robustness.conftest import counted_while_running
 from tests.robustness.servers import call, server_process
 
 pytestmark = pytest.mark.slow
@@ -33,32 +32,20 @@ def test_sigterm_under_load_fails_no_accepted_request() -> None:
     """Clients stop once readiness says 503, as a load balancer would; none of theirs fails."""
     with server_process(ENV) as (process, base):
         url = f"{base}/v1/tables/minilm/neighbors"
-        outcomes: Counter[str] = Counter()
-        lock = threading.Lock()
-        ready = threading.Event()
-        ready.set()
 
-        def client() -> None:
-            while ready.is_set():
-                try:
-                    outcome = str(call(url, QUERY)[0])
-                except OSError as error:
-                    outcome = f"failed: {error}"
-                with lock:
-                    outcomes[outcome] += 1
+        def client() -> list[str]:
+            try:
+                return [str(call(url, QUERY)[0])]
+            except OSError as error:
+                return [f"failed: {error}"]
 
-        clients = [threading.Thread(target=client) for _ in range(8)]
-        for thread in clients:
-            thread.start()
-        time.sleep(1.0)
-        signalled = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        while call(f"{base}/readyz")[0] == 200:
-            time.sleep(0.02)
-        unready_after = time.monotonic() - signalled
-        ready.clear()
-        for thread in clients:
-            thread.join()
+        with counted_while_running(client, 8) as outcomes:
+            time.sleep(1.0)
+            signalled = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            while call(f"{base}/readyz")[0] == 200:
+                time.sleep(0.02)
+            unready_after = time.monotonic() - signalled
         exit_code = process.wait(timeout=DRAIN + TIMEOUT + 10)
         stopped_after = time.monotonic() - signalled
     assert unready_after < 0.5

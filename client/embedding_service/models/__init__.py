@@ -1,6 +1,7 @@
 """The client's answers (and a few inputs) as frozen dataclasses, one module per feature.
 
-Answers mirror the service's JSON field for field (see its OpenAPI document), with vectors as
+Answers mirror the service's JSON field for field (its OpenAPI document; tests/client/
+test_model_parity.py fails on a field either side lacks), with vectors as
 numpy float32 arrays instead of base64 text. Nothing here imports anything but numpy.
 """
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 
-from embedding_service.models.vectors import Metadata
+from embedding_service.models.answers import Matched, Metadata
 
 
 @dataclass(frozen=True)
@@ -30,11 +30,10 @@ class RowReport:
     metadata: Metadata = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TokenReport(RowReport):
     """A named token's report, and whether it is a suspect or a reference row."""
 
-    _: KW_ONLY
     suspect: bool
     reference: bool
 
@@ -79,7 +78,7 @@ class CountFigures:
 
 
 @dataclass(frozen=True)
-class Diagnostics:
+class Diagnostics(Matched):
     """The rows most likely under-trained, a page of them, and the named tokens' reports."""
 
     indicator: Indicator
@@ -93,7 +92,6 @@ class Diagnostics:
     tokens: list[TokenReport]
     norms: NormSummary
     counts: CountFigures | None = None
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
 
 
 Question = tuple[str, str, str, str]

@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from embedding_service.models.vectors import Metadata
+from embedding_service.models.answers import Matched, Metadata, Readable
 
 
 @dataclass(frozen=True)
-class ProjectedPoint:
+class ProjectedPoint(Readable):
     """A table row on the picture (z for three dimensions)."""
 
     token: str
@@ -32,7 +32,7 @@ class ProjectedVector:
 
 
 @dataclass(frozen=True)
-class Projection:
+class Projection(Matched):
     """A PCA picture of a table's rows: the basis's explained variance and the points."""
 
     method: str
@@ -40,7 +40,6 @@ class Projection:
     explained_variance_ratio: list[float]
     sample_rows: int
     points: list[ProjectedPoint]
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
     fit: str = "table"
 
     @property

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import overload
+from dataclasses import dataclass
 
 import numpy as np
 
+from embedding_service.models.answers import Listed, Matched, Readable
 from embedding_service.models.search import Neighbor
 
 
 @dataclass(frozen=True)
-class Cosines:
+class Cosines(Matched):
     """The scores of rows offset .. offset + count - 1, in row order, of a table of `rows`:
     cosines (or 3CosMul objectives) as float32, NaN for a zero row."""
 
     rows: int
     offset: int
     scores: np.ndarray
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -33,7 +31,7 @@ class Cosines:
 
 
 @dataclass(frozen=True)
-class Rank:
+class Rank(Readable):
     """A row's cosine with the query (None for a zero row), how many rows score strictly
     above it (the query's own row and zero rows never count) and its rank, closer + 1."""
 
@@ -45,7 +43,7 @@ class Rank:
 
 
 @dataclass(frozen=True)
-class Ranks(Sequence[Rank]):
+class Ranks(Matched, Listed[Rank]):
     """The rank of each of the others, in order; with closer_rows, a page of the rows closer
     than the one other, in row order."""
 
@@ -53,17 +51,7 @@ class Ranks(Sequence[Rank]):
     id: int
     ranks: list[Rank]
     closer_rows: list[Neighbor] | None = None
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
 
-    @overload
-    def __getitem__(self, index: int) -> Rank: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Rank]: ...
-    def __getitem__(self, index: int | slice) -> Rank | list[Rank]:
-        return self.ranks[index]
-
-    def __len__(self) -> int:
-        return len(self.ranks)
-
-    def __iter__(self) -> Iterator[Rank]:
-        return iter(self.ranks)
+    @property
+    def listed(self) -> list[Rank]:
+        return self.ranks

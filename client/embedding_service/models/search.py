@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, overload
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+
+from embedding_service.models.answers import Listed, Matched, Readable
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,7 @@ class Analogy:
 
 
 @dataclass(frozen=True)
-class Neighbor:
+class Neighbor(Readable):
     """A row near the query: its token, id and cosine (or 3CosMul objective)."""
 
     token: str
@@ -46,24 +48,14 @@ class Neighbor:
 
 
 @dataclass(frozen=True)
-class Neighbors(Sequence[Neighbor]):
+class Neighbors(Matched, Listed[Neighbor]):
     """One query's neighbours, best first; also the tokens the case fallback matched."""
 
     neighbors: list[Neighbor]
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
 
-    @overload
-    def __getitem__(self, index: int) -> Neighbor: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Neighbor]: ...
-    def __getitem__(self, index: int | slice) -> Neighbor | list[Neighbor]:
-        return self.neighbors[index]
-
-    def __len__(self) -> int:
-        return len(self.neighbors)
-
-    def __iter__(self) -> Iterator[Neighbor]:
-        return iter(self.neighbors)
+    @property
+    def listed(self) -> list[Neighbor]:
+        return self.neighbors
 
     @property
     def tokens(self) -> list[str]:

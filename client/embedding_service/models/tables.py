@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class IndexInfo:
 
     kind: str
     state: str
-    parameters: dict[str, int | str] = field(default_factory=dict)
+    parameters: dict[str, int | float | str] = field(default_factory=dict)
     bytes: int | None = None
     source: str | None = None
     build_seconds: float | None = None
@@ -33,7 +34,9 @@ class IndexInfo:
 
 @dataclass(frozen=True)
 class TableInfo:
-    """A served table: its shape, memory, index, source and versions."""
+    """A served table: its shape, memory, index, source and versions; the rows /score scores
+    against (`head`), and as the server writes them, a language model's size table (`model`)
+    and a static embedding model's recipe (`embedding`)."""
 
     name: str
     rows: int
@@ -49,3 +52,6 @@ class TableInfo:
     metadata_columns: list[str]
     case_insensitive: bool
     checkpoints: list[Checkpoint]
+    head: str = "tied"
+    model: dict[str, Any] | None = None
+    embedding: dict[str, Any] | None = None

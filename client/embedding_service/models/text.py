@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
+from embedding_service.models.answers import Matched, Readable
+
 
 @dataclass(frozen=True)
-class Piece:
+class Piece(Readable):
     """One piece of a text: its row, and text[start:end] is what became it."""
 
     token: str
@@ -31,7 +33,7 @@ class TokenizedWord:
 
 
 @dataclass(frozen=True)
-class Tokenized:
+class Tokenized(Matched):
     """A text split as the table's tokenizer splits it; `vectors` the pieces' rows if asked."""
 
     text: str
@@ -39,7 +41,6 @@ class Tokenized:
     words: list[TokenizedWord]
     tokenizer: str
     vectors: np.ndarray | None = None
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
 
     @property
     def ids(self) -> list[int]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import dataclass, field
 
+from embedding_service.models.answers import Matched, Metadata
 from embedding_service.models.diagnostics import SpearmanFigure
 from embedding_service.models.search import Neighbor
 from embedding_service.models.tables import Checkpoint
-from embedding_service.models.vectors import Metadata
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class TrajectoryPoint:
 
 
 @dataclass(frozen=True)
-class Trajectory:
+class Trajectory(Matched):
     """Rows followed through every checkpoint, in the last checkpoint's PCA basis."""
 
     dims: int
@@ -47,7 +47,6 @@ class Trajectory:
     checkpoints: list[CheckpointSummary]
     points: list[TrajectoryPoint]
     count_column: str | None = None
-    matched: dict[str, str | list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -72,11 +71,10 @@ class MovedRow:
     count: int | float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TokenDrift(MovedRow):
     """A named token's rows and neighbour lists in both versions."""
 
-    _: KW_ONLY
     k: int
     before: list[Neighbor]
     after: list[Neighbor]
@@ -97,7 +95,7 @@ class DriftCounts:
 
 
 @dataclass(frozen=True)
-class Drift:
+class Drift(Matched):
     """Two versions compared: the rows that moved most and least, and named tokens' lists."""
 
     source: VersionInfo = field(metadata={"json": "from"})
@@ -110,4 +108,3 @@ class Drift:
     tokens: list[TokenDrift]
     mean_cosine: float | None = None
     counts: DriftCounts | None = None
-    matched: dict[str, str | list[str]] = field(default_factory=dict)

@@ -10,7 +10,7 @@ two can never disagree about a request or an answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -47,13 +47,16 @@ def one_call(call: Call, read: Callable[[Answer], T]) -> Plan[T]:
 
 
 def batched(
-    items: Sequence[Any],
-    request: Callable[[Sequence[Any]], Call],
-    read: Callable[[list[Answer]], T],
+    call: Call, field: str, items: Sequence[Any], read: Callable[[list[Answer]], T]
 ) -> Plan[T]:
-    """A plan that sends `items` in chunks; `read` gets the chunks' answers in order."""
+    """A plan that sends `items` in chunks, each chunk as the `field` of `call`'s body; `read`
+    gets the chunks' answers in order."""
     if not items:
         raise ValueError("a batch needs at least one item")
+
+    def request(chunk: Sequence[Any]) -> Call:
+        return replace(call, body={**(call.body or {}), field: list(chunk)})
+
     return Plan(request=request, read=read, items=items)
 
 
@@ -61,6 +64,11 @@ def table_path(table: str, operation: str = "") -> str:
     """The path of a table, or of one of its operations."""
     path = f"/v1/tables/{quote(table, safe='')}"
     return f"{path}/{operation}" if operation else path
+
+
+def post(table: str, operation: str, fields: dict[str, Any]) -> Call:
+    """The call that posts `fields` to one of a table's operations."""
+    return Call("POST", table_path(table, operation), fields)
 
 
 def body(**fields: Any) -> dict[str, Any]:

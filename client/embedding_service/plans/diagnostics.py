@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, Unpack, overload
 
 from embedding_service.decoding import decode
 from embedding_service.models.diagnostics import AnalogyEvaluation, Diagnostics, PairsEvaluation
-from embedding_service.plans import Call, Plan, body, one_call, table_path
+from embedding_service.plans import Plan, body, one_call, post
 
 
 def diagnostics(
@@ -31,8 +31,18 @@ def diagnostics(
     elif reference is not None and not isinstance(reference, str):
         chosen = {"tokens": list(reference)}
     request = {"reference": chosen, "fraction": fraction, "tokens": list(tokens), "offset": offset}
-    call = Call("POST", table_path(table, "diagnostics"), {**request, **body(limit=limit)})
+    call = post(table, "diagnostics", {**request, **body(limit=limit)})
     return one_call(call, lambda answer: decode(Diagnostics, answer))
+
+
+class EvaluationOptions(TypedDict, total=False):
+    """gensim's options of an evaluation: `restrict` (its restrict_vocab, default 300,000),
+    `case_insensitive` (default True) and `dummy4unknown` (default False: a pair out of
+    vocabulary scores 0.0, a question counts as incorrect)."""
+
+    restrict: int
+    case_insensitive: bool
+    dummy4unknown: bool
 
 
 @overload
@@ -41,19 +51,12 @@ def evaluate(
     *,
     analogies: str | None = None,
     builtin: Literal["questions-words"] | None = None,
-    restrict: int = 300_000,
-    case_insensitive: bool = True,
-    dummy4unknown: bool = False,
     questions: bool = False,
+    **options: Unpack[EvaluationOptions],
 ) -> Plan[AnalogyEvaluation]: ...
 @overload
 def evaluate(
-    table: str,
-    *,
-    pairs: str,
-    restrict: int = 300_000,
-    case_insensitive: bool = True,
-    dummy4unknown: bool = False,
+    table: str, *, pairs: str, **options: Unpack[EvaluationOptions]
 ) -> Plan[PairsEvaluation]: ...
 def evaluate(
     table: str,
@@ -61,22 +64,21 @@ def evaluate(
     analogies: str | None = None,
     pairs: str | None = None,
     builtin: Literal["questions-words"] | None = None,
-    restrict: int = 300_000,
-    case_insensitive: bool = True,
-    dummy4unknown: bool = False,
     questions: bool = False,
+    **options: Unpack[EvaluationOptions],
 ) -> Plan[AnalogyEvaluation] | Plan[PairsEvaluation]:
     """gensim's evaluate_word_analogies (analogies text, or a builtin set) or
-    evaluate_word_pairs (pairs text) figures, computed by the service.
-
-    dummy4unknown: gensim's (a pair out of vocabulary scores 0.0, a question counts as
-    incorrect); questions: each section's correct and incorrect questions too (analogies).
+    evaluate_word_pairs (pairs text) figures, computed by the service; questions: each
+    section's correct and incorrect questions too (analogies).
     """
     source = body(analogies=analogies, pairs=pairs, builtin=builtin)
     if len(source) != 1:
         raise TypeError("give exactly one of analogies, pairs and builtin")
-    request = {**source, "restrict": restrict, "case_insensitive": case_insensitive}
-    request.update(body(dummy4unknown=dummy4unknown or None, questions=questions or None))
+    # dummy4unknown and questions are sent only when they are asked for.
+    flags = body(
+        dummy4unknown=options.pop("dummy4unknown", False) or None, questions=questions or None
+    )
+    request = {**source, "restrict": 300_000, "case_insensitive": True, **options, **flags}
     kind: type[Any] = PairsEvaluation if pairs is not None else AnalogyEvaluation
-    call = Call("POST", table_path(table, "evaluate"), request)
+    call = post(table, "evaluate", request)
     return one_call(call, lambda answer: decode(kind, answer))

@@ -21,19 +21,13 @@ def embed(
     single = isinstance(texts, str)
     items = [texts] if isinstance(texts, str) else list(texts)
 
-    def request(chunk: Sequence[str]) -> Call:
-        fields = body(dimensions=dimensions)
-        return Call(
-            "POST",
-            EMBEDDINGS_PATH,
-            {"model": table, "input": list(chunk), "encoding_format": "base64", **fields},
-        )
+    fields = {"model": table, "encoding_format": "base64", **body(dimensions=dimensions)}
 
     def read(answers: list[Answer]) -> np.ndarray:
         vectors = np.vstack([_vectors(answer) for answer in answers])
         return vectors[0] if single else vectors
 
-    return batched(items, request, read)
+    return batched(Call("POST", EMBEDDINGS_PATH, fields), "input", items, read)
 
 
 def _vectors(answer: Answer) -> np.ndarray:

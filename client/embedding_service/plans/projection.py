@@ -9,7 +9,7 @@ import numpy as np
 
 from embedding_service.decoding import decode, decode_list, encode_vector
 from embedding_service.models.projection import ProjectedPoint, ProjectedVector, Projection
-from embedding_service.plans import Answer, Call, Plan, batched, body, one_call, table_path
+from embedding_service.plans import Answer, Plan, batched, one_call, post
 
 Dims = Literal[2, 3]
 
@@ -31,7 +31,7 @@ def projection(
         request["fit"] = fit
     if not isinstance(selection, str):
         del request["points"]
-    call = Call("POST", table_path(table, "projection"), request)
+    call = post(table, "projection", request)
     return one_call(call, lambda answer: decode(Projection, answer))
 
 
@@ -54,12 +54,8 @@ def project(
             [encode_vector(v) for v in vectors or ()],
             ProjectedVector,
         )
-    path = table_path(table, "project")
-
-    def request(chunk: Sequence[Any]) -> Call:
-        return Call("POST", path, {field: list(chunk), **body(dims=dims)})
 
     def read(answers: list[Answer]) -> Any:
         return [point for answer in answers for point in decode_list(kind, answer["points"])]
 
-    return batched(items, request, read)
+    return batched(post(table, "project", {"dims": dims}), field, items, read)

@@ -8,16 +8,7 @@ from typing import Any, Literal
 from embedding_service.decoding import decode, decode_vector
 from embedding_service.models.ranking import Cosines, Rank, Ranks
 from embedding_service.models.search import Analogy, Query
-from embedding_service.plans import (
-    Answer,
-    Call,
-    Plan,
-    batched,
-    body,
-    merged_matched,
-    one_call,
-    table_path,
-)
+from embedding_service.plans import Answer, Plan, batched, body, merged_matched, one_call, post
 from embedding_service.plans import keys as wire
 
 
@@ -45,7 +36,7 @@ def cosines(
     else:
         source = wire.query(query)
     page = body(offset=offset or None, limit=limit, checkpoint=checkpoint)
-    call = Call("POST", table_path(table, "cosines"), {**source, **page})
+    call = post(table, "cosines", {**source, **page})
     return one_call(call, _cosines)
 
 
@@ -73,16 +64,12 @@ def rank(
     (`offset`, `limit`) in row order."""
     source: dict[str, Any] = {"token": key} if isinstance(key, str) else {"id": int(key)}
     items = [others] if isinstance(others, str) else list(others)
-    path = table_path(table, "rank")
     options = {**source, **body(checkpoint=checkpoint)}
     if closer_rows:
         page = {"closer_rows": body(offset=offset or None, limit=limit)}
-        return one_call(Call("POST", path, {**options, "others": items, **page}), _ranks_of)
+        return one_call(post(table, "rank", {**options, "others": items, **page}), _ranks_of)
 
-    def request(chunk: Sequence[Any]) -> Call:
-        return Call("POST", path, {**options, "others": list(chunk)})
-
-    return batched(items, request, _ranks)
+    return batched(post(table, "rank", options), "others", items, _ranks)
 
 
 def _ranks_of(answer: Answer) -> Ranks:

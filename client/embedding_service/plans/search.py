@@ -7,16 +7,7 @@ from typing import Any, Literal, TypedDict, Unpack, overload
 
 from embedding_service.decoding import decode, decode_list
 from embedding_service.models.search import Analogy, Neighbor, Neighbors, Query, Term
-from embedding_service.plans import (
-    Answer,
-    Call,
-    Plan,
-    batched,
-    body,
-    merged_matched,
-    one_call,
-    table_path,
-)
+from embedding_service.plans import Answer, Plan, batched, body, merged_matched, one_call, post
 from embedding_service.plans import keys as wire
 
 
@@ -78,13 +69,12 @@ def neighbors(
     named = dict(options)
     among = _among(named.pop("among", None))
     checkpoint, shared = _split(k, named)
-    path = table_path(table, "neighbors")
     once = body(checkpoint=checkpoint, among=among)
     if wire.is_single_query(query):
         single = {**wire.query(query), **shared, **once}  # type: ignore[arg-type]
-        return one_call(Call("POST", path, single), _one_list)
+        return one_call(post(table, "neighbors", single), _one_list)
     queries = [{**wire.query(item), **shared} for item in query]  # type: ignore[union-attr]
-    return _batch(path, queries, once)
+    return batched(post(table, "neighbors", once), "queries", queries, _lists)
 
 
 @overload
@@ -95,11 +85,12 @@ def analogy(
     k: int | None = None,
     **options: Unpack[AnalogyOptions],
 ) -> Plan[Neighbors]: ...
+# A batch: each Analogy names its own terms, so no separate negative ones.
 @overload
 def analogy(
     table: str,
     positive: Sequence[Analogy],
-    negative: Sequence[Term] = (),
+    *,
     k: int | None = None,
     **options: Unpack[AnalogyOptions],
 ) -> Plan[list[Neighbors]]: ...
@@ -117,14 +108,14 @@ def analogy(
     exclusions add to `exclude`.
     """
     checkpoint, shared = _split(k, dict(options))
-    path = table_path(table, "analogy")
     if positive and all(isinstance(item, Analogy) for item in positive):
         if negative:
             raise TypeError("a batch of Analogy queries takes no separate negative terms")
         queries = [_analogy_body(item, shared) for item in positive]  # type: ignore[arg-type]
-        return _batch(path, queries, body(checkpoint=checkpoint))
+        once = body(checkpoint=checkpoint)
+        return batched(post(table, "analogy", once), "queries", queries, _lists)
     single = _analogy_body(Analogy(positive, negative), shared)  # type: ignore[arg-type]
-    return one_call(Call("POST", path, {**single, **body(checkpoint=checkpoint)}), _one_list)
+    return one_call(post(table, "analogy", {**single, **body(checkpoint=checkpoint)}), _one_list)
 
 
 def _split(k: int | None, options: dict[str, Any]) -> tuple[int | None, dict[str, Any]]:
@@ -153,15 +144,6 @@ def _among(ids: Any) -> list[int] | None:
     return [int(i) for i in ids]
 
 
-def _batch(path: str, queries: list[dict[str, Any]], once: dict[str, Any]) -> Plan[Any]:
-    """Chunks of `queries`, each request carrying the fields a batch names `once`."""
-
-    def request(chunk: Sequence[Any]) -> Call:
-        return Call("POST", path, {"queries": list(chunk), **once})
-
-    return batched(queries, request, _lists)
-
-
 def _one_list(answer: Answer) -> Neighbors:
     return decode(Neighbors, answer)
 
@@ -169,7 +151,7 @@ def _one_list(answer: Answer) -> Neighbors:
 def _lists(answers: list[Answer]) -> list[Neighbors]:
     matched = merged_matched(answers)
     return [
-        Neighbors(decode_list(Neighbor, result["neighbors"]), matched)
+        Neighbors(decode_list(Neighbor, result["neighbors"]), matched=matched)
         for answer in answers
         for result in answer["results"]
     ]

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 
 from embedding_service.decoding import decode, decode_list, decode_vector
 from embedding_service.models.text import Detokenized, Piece, Tokenized, TokenizedWord
-from embedding_service.plans import (
-    Answer,
-    Call,
-    Plan,
-    batched,
-    body,
-    merged_matched,
-    one_call,
-    table_path,
-)
+from embedding_service.plans import Answer, Plan, batched, body, merged_matched, one_call, post
 
 
 # A str is a Sequence[str] too; the first overload that matches wins, as at run time.
@@ -42,20 +33,16 @@ def tokenize(
     include_vector: bool = False,
 ) -> Plan[Tokenized] | Plan[list[Tokenized]]:
     """How the table's tokenizer splits a text (a list of texts is a batch): pieces and words."""
-    path = table_path(table, "tokenize")
     options = body(
         add_special_tokens=add_special_tokens or None,
         include_vector=include_vector or None,
         encoding="base64" if include_vector else None,
     )
     if isinstance(text, str):
-        call = Call("POST", path, {"text": text, **options})
+        call = post(table, "tokenize", {"text": text, **options})
         return one_call(call, lambda answer: _tokenized(answer, answer))
 
-    def request(chunk: Sequence[Any]) -> Call:
-        return Call("POST", path, {"texts": list(chunk), **options})
-
-    return batched(list(text), request, _batch)
+    return batched(post(table, "tokenize", options), "texts", list(text), _batch)
 
 
 def _batch(answers: list[Answer]) -> list[Tokenized]:
@@ -85,5 +72,5 @@ def detokenize(
 ) -> Plan[Detokenized]:
     """Ids (rows) back to text through the model's decoder."""
     request = {"detokenize": [int(row) for row in ids], "skip_special_tokens": skip_special_tokens}
-    call = Call("POST", table_path(table, "tokenize"), request)
+    call = post(table, "tokenize", request)
     return one_call(call, lambda answer: decode(Detokenized, answer))

@@ -7,7 +7,7 @@ from typing import Literal
 
 from embedding_service.decoding import decode
 from embedding_service.models.training import Drift, Trajectory
-from embedding_service.plans import Call, Plan, body, one_call, table_path
+from embedding_service.plans import Plan, body, one_call, post
 
 
 def trajectory(
@@ -24,7 +24,7 @@ def trajectory(
         raise TypeError("give exactly one of tokens and points")
     chosen = body(tokens=None if tokens is None else list(tokens), points=points)
     request = {**chosen, "selection": selection, "seed": seed, "dims": dims}
-    call = Call("POST", table_path(table, "trajectory"), request)
+    call = post(table, "trajectory", request)
     return one_call(call, lambda answer: decode(Trajectory, answer))
 
 
@@ -40,5 +40,5 @@ def drift(
     """Two versions compared: `source` and `target` are checkpoints or other tables' names
     (default: checkpoint 0 against the last). Named tokens get their neighbours in both."""
     request = {"from": source, "tokens": list(tokens), **body(to=target, k=k, limit=limit)}
-    call = Call("POST", table_path(table, "drift"), request)
+    call = post(table, "drift", request)
     return one_call(call, lambda answer: decode(Drift, answer))

@@ -10,16 +10,7 @@ import numpy as np
 from embedding_service.decoding import decode, decode_vector, encode_vector
 from embedding_service.models.search import Text
 from embedding_service.models.vectors import Lookup, Score, Similarities, SimilarityMatrix
-from embedding_service.plans import (
-    Answer,
-    Call,
-    Plan,
-    batched,
-    body,
-    merged_matched,
-    one_call,
-    table_path,
-)
+from embedding_service.plans import Answer, Plan, batched, body, merged_matched, one_call, post
 from embedding_service.plans import keys as wire
 
 Key = str | Text
@@ -37,17 +28,13 @@ def lookup(
     if (tokens is None) == (ids is None):
         raise TypeError("give exactly one of tokens and ids")
     field, items = ("tokens", wire.keys(tokens)) if tokens is not None else ("ids", _ids(ids))
-    path = table_path(table, "lookup")
     options = body(
         include_vector=include_vector,
         encoding="base64" if include_vector else None,
         checkpoint=checkpoint,
     )
 
-    def request(chunk: Sequence[Any]) -> Call:
-        return Call("POST", path, {field: list(chunk), **options})
-
-    return batched(items, request, _lookup)
+    return batched(post(table, "lookup", options), field, items, _lookup)
 
 
 def _ids(ids: Sequence[int] | None) -> list[int]:
@@ -87,16 +74,14 @@ def similarity(
     """Cosines of pairs (in chunks, in order), or the matrix of every pair of `tokens`."""
     if (pairs is None) == (tokens is None):
         raise TypeError("give exactly one of pairs and tokens")
-    path = table_path(table, "similarity")
     options = body(checkpoint=checkpoint)
     if tokens is not None:
-        return one_call(Call("POST", path, {"tokens": wire.keys(tokens), **options}), _matrix)
+        return one_call(
+            post(table, "similarity", {"tokens": wire.keys(tokens), **options}), _matrix
+        )
     items = [[wire.key(first), wire.key(second)] for first, second in pairs or ()]
 
-    def request(chunk: Sequence[Any]) -> Call:
-        return Call("POST", path, {"pairs": list(chunk), **options})
-
-    return batched(items, request, _pairs)
+    return batched(post(table, "similarity", options), "pairs", items, _pairs)
 
 
 def _pairs(answers: list[Answer]) -> Similarities:
@@ -110,7 +95,7 @@ def _pairs(answers: list[Answer]) -> Similarities:
 
 def _matrix(answer: Answer) -> SimilarityMatrix:
     matrix = np.array(answer["matrix"], dtype=np.float64)
-    return SimilarityMatrix(answer["tokens"], matrix, answer.get("matched") or {})
+    return SimilarityMatrix(answer["tokens"], matrix, matched=answer.get("matched") or {})
 
 
 def score(
@@ -128,5 +113,5 @@ def score(
     else:
         source = {"vector_b64": encode_vector(query)}
     options = body(k=k, softmax=softmax or None, temperature=temperature, target=target)
-    call = Call("POST", table_path(table, "score"), {**source, **options})
+    call = post(table, "score", {**source, **options})
     return one_call(call, lambda answer: decode(Score, answer))

@@ -1,1 +1,2 @@
-"""One thin router per feature; each query route hands its raw body to the door."""
+"""The routes that are not the catalogue's queries (health, the explorer, tables, admin), and
+the text embeddings', registered like the queries (service/api/query.py)."""

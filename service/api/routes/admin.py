@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
-from service.api.deps import require_json
+from service.api.deps import TableName, require_json
 from service.api.errors import error_responses
 from service.api.routes.tables import describe
 from service.config import TableSpec
@@ -36,9 +36,9 @@ LoaderDep = Annotated[TableLoader, Depends(get_loader)]
 
 
 @router.post("/tables/{table}/reload")
-async def reload_table(table: str, loader: LoaderDep) -> TableInfo:
+async def reload_table(table_name: TableName, loader: LoaderDep) -> TableInfo:
     """Load a served table again from its files and swap it in; the old one serves meanwhile."""
-    return describe(await run_in_threadpool(loader.reload, table))
+    return describe(await run_in_threadpool(loader.reload, table_name))
 
 
 @router.post(
@@ -53,9 +53,9 @@ async def add_table(spec: TableSpec, loader: LoaderDep) -> TableInfo:
 
 
 @router.delete("/tables/{table}")
-async def remove_table(table: str, loader: LoaderDep) -> TableInfo:
+async def remove_table(table_name: TableName, loader: LoaderDep) -> TableInfo:
     """Stop serving a table: its facts as it was; requests answering from it finish on it."""
-    return describe(await run_in_threadpool(loader.remove, table))
+    return describe(await run_in_threadpool(loader.remove, table_name))
 
 
 off = APIRouter(prefix="/v1/admin", include_in_schema=False)

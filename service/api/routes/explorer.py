@@ -1,14 +1,17 @@
-"""The explorer page and the landing page: static files, open without a key (they hold no data).
+"""The pages (service/explorer PAGES) and their files: static, open without a key (they hold no
+data).
 
 Not in the OpenAPI document: they are views of the JSON API, not part of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from fastapi import APIRouter, Request, Response
 from starlette.exceptions import HTTPException
 
-from service.explorer import STATIC_PREFIX, Asset, load_assets
+from service.explorer import PAGES, STATIC_PREFIX, Asset, load_assets
 
 router = APIRouter(include_in_schema=False)
 
@@ -20,28 +23,17 @@ CONTENT_SECURITY_POLICY = (
 )
 
 
-@router.get("/")
-async def home(request: Request) -> Response:
-    """A landing page linking the explorer and the API documentation."""
-    return serve(ASSETS["home.html"], request)
+def page(name: str) -> Callable[[Request], Awaitable[Response]]:
+    """The route of the page in file `name`."""
+
+    async def serve_page(request: Request) -> Response:
+        return serve(ASSETS[name], request)
+
+    return serve_page
 
 
-@router.get("/explorer")
-async def explorer(request: Request) -> Response:
-    """The explorer: a table's PCA picture, full-space neighbours and analogies."""
-    return serve(ASSETS["explorer.html"], request)
-
-
-@router.get("/explorer/training")
-async def training(request: Request) -> Response:
-    """Watch training (a table's checkpoints played in order) and Drift (two versions)."""
-    return serve(ASSETS["training.html"], request)
-
-
-@router.get("/docs")
-async def docs(request: Request) -> Response:
-    """The API documentation (Swagger UI from the package, not a CDN) over /openapi.json."""
-    return serve(ASSETS["api-docs.html"], request)
+for page_path, page_file in PAGES.items():
+    router.add_api_route(page_path, page(page_file), methods=["GET"], name=page_file)
 
 
 @router.get(STATIC_PREFIX + "{name:path}")

@@ -1,6 +1,6 @@
 """One loader per embedding file format; each returns a validated EmbeddingTable.
 
-`load_table` is the front door: it guesses the format from the path and dispatches through
+`load_table` is where every read starts: it guesses the format from the path and dispatches through
 `LOADERS`, the one table from format name to loader. Every loader takes the path and a
 `LoadOptions`.
 """

@@ -9,6 +9,7 @@ in float64.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -36,13 +37,7 @@ def plan_score(search: CosineSearch, query: ScoreQuery) -> ScoreQuery:
         search.table.check_ids([query.target])
     vector = search.store.check_vector(query.vector).astype(np.float32)
     _check_finite_answers(search, vector, query.temperature)
-    return ScoreQuery(
-        vector=vector,
-        k=query.k,
-        softmax=query.softmax,
-        temperature=query.temperature,
-        target=query.target,
-    )
+    return replace(query, vector=vector)
 
 
 def _check_finite_answers(search: CosineSearch, vector: np.ndarray, temperature: float) -> None:
@@ -133,11 +128,8 @@ def _with_target(query: ScoreQuery, logits: np.ndarray, scores: Scores, exact: f
     probability = None
     if scores.log_partition is not None:
         probability = float(np.exp(exact / query.temperature - scores.log_partition))
-    return Scores(
-        ids=scores.ids,
-        logits=scores.logits,
-        probabilities=scores.probabilities,
-        log_partition=scores.log_partition,
+    return replace(
+        scores,
         target_row=query.target,
         target_rank=rank,
         target_logit=exact,

@@ -212,13 +212,7 @@ async function select(token) {
   app.state.token = token;
   app.writeLink();
   app.analogy.clear();
-  const table = app.table;
-  try {
-    const marks = await app.neighbours.show(token);
-    if (marks !== undefined && app.table === table) app.plot.setMarks(marks ?? []);
-  } catch (error) {
-    fail(error);
-  }
+  await mark(() => app.neighbours.show(token));
 }
 
 async function runAnalogy() {
@@ -226,9 +220,14 @@ async function runAnalogy() {
   app.neighbours.clear();
   app.state.token = "";
   app.writeLink();
+  await mark(() => app.analogy.show(app));
+}
+
+/** Mark on the plot the rows a panel's `show` answers, unless the table changed meanwhile. */
+async function mark(show) {
   const table = app.table;
   try {
-    const marks = await app.analogy.show(app);
+    const marks = await show();
     if (marks !== undefined && app.table === table) app.plot.setMarks(marks ?? []);
   } catch (error) {
     fail(error);

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,6 +14,7 @@ from tokenizers.models import WordPiece
 from tokenizers.pre_tokenizers import Whitespace
 
 from service.engine.errors import TableLoadError
+from service.engine.loaders import load_table
 from service.engine.tables.table import EmbeddingTable
 
 # Where a BERT-style model keeps its input embedding (found without being named).
@@ -65,3 +66,12 @@ def load_error(path: Path, problem: str) -> Iterator[None]:
     assert caught.value.path == str(path)
     assert str(caught.value).startswith(f"{path}: ")
     assert problem in caught.value.problem, caught.value.problem
+
+
+def assert_refused(
+    path: Path, content: bytes, problem: str, load: Callable[[Path], object] = load_table
+) -> None:
+    """`content` written at `path` does not load: the error names the file and `problem`."""
+    path.write_bytes(content)
+    with load_error(path, problem):
+        load(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -10,14 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.errors import TableLoadError
-from service.engine.loaders import (
-    load_table,
-)
+from service.engine.loaders import load_table
 from service.engine.tables.table import EmbeddingTable
-from tests.engine.loaders.helpers import (
-    TOKENS,
-    write_gensim,
-)
+from tests.engine.loaders.helpers import TOKENS, write_gensim
 
 
 @pytest.fixture(scope="module")
@@ -41,29 +37,28 @@ def load_damaged(folder: Path, kind: str, data: bytes) -> None:
         assert isinstance(table, EmbeddingTable) and table.rows > 0
 
 
-@settings(max_examples=100, deadline=None)
-@given(kind=st.sampled_from(["bin", "txt"]), data=st.data())
-def test_any_truncation_loads_or_fails_cleanly(
-    samples: dict[str, bytes],
-    tmp_path_factory: pytest.TempPathFactory,
-    kind: str,
-    data: st.DataObject,
-) -> None:
-    sample = samples[kind]
-    cut = data.draw(st.integers(0, len(sample)), label="cut")
-    load_damaged(tmp_path_factory.getbasetemp(), kind, sample[:cut])
+def truncated(sample: bytes, data: st.DataObject) -> bytes:
+    """The sample cut anywhere."""
+    return sample[: data.draw(st.integers(0, len(sample)), label="cut")]
 
 
-@settings(max_examples=100, deadline=None)
-@given(kind=st.sampled_from(["bin", "txt"]), data=st.data())
-def test_any_garbling_loads_or_fails_cleanly(
-    samples: dict[str, bytes],
-    tmp_path_factory: pytest.TempPathFactory,
-    kind: str,
-    data: st.DataObject,
-) -> None:
-    damaged = bytearray(samples[kind])
+def garbled(sample: bytes, data: st.DataObject) -> bytes:
+    """The sample with one to four of its bytes overwritten."""
+    damaged = bytearray(sample)
     changes = st.tuples(st.integers(0, len(damaged) - 1), st.integers(0, 255))
     for position, value in data.draw(st.lists(changes, min_size=1, max_size=4), label="changes"):
         damaged[position] = value
-    load_damaged(tmp_path_factory.getbasetemp(), kind, bytes(damaged))
+    return bytes(damaged)
+
+
+@pytest.mark.parametrize("damage", [truncated, garbled])
+@settings(max_examples=100, deadline=None)
+@given(kind=st.sampled_from(["bin", "txt"]), data=st.data())
+def test_any_damage_loads_or_fails_cleanly(
+    samples: dict[str, bytes],
+    tmp_path_factory: pytest.TempPathFactory,
+    damage: Callable[[bytes, st.DataObject], bytes],
+    kind: str,
+    data: st.DataObject,
+) -> None:
+    load_damaged(tmp_path_factory.getbasetemp(), kind, damage(samples[kind], data))

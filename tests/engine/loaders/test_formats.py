@@ -14,9 +14,7 @@ from service.engine.loaders import (
     load_table,
     load_text,
 )
-from tests.engine.loaders.helpers import (
-    load_error,
-)
+from tests.engine.loaders.helpers import assert_refused, load_error
 
 
 @pytest.mark.parametrize(
@@ -78,6 +76,19 @@ def test_empty_file(tmp_path: Path, format: str) -> None:
     problem = folders.get(format, "file is empty")
     with load_error(path, problem):
         LOADERS[format](path, LoadOptions())
+
+
+# A file of a binary format's name that is not one, and what its error says.
+NOT_OF_ITS_FORMAT = {
+    "npy": (b"\x93NUMPY garbage", "not a readable .npy file"),
+    "huggingface": (b"not safetensors at all", "not a safetensors file: bad header length"),
+    "gguf": (b"GGUF" + b"\xff" * 64, "not a GGUF file, or a damaged one"),
+}
+
+
+@pytest.mark.parametrize("format", list(NOT_OF_ITS_FORMAT))
+def test_a_file_not_of_its_format(tmp_path: Path, format: str) -> None:
+    assert_refused(tmp_path / FILE_NAMES[format], *NOT_OF_ITS_FORMAT[format])
 
 
 def test_unknown_extension(tmp_path: Path) -> None:

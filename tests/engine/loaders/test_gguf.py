@@ -14,7 +14,6 @@ from service.engine.loaders import detect_format, load_table
 from service.engine.search.cosine import CosineSearch
 from service.engine.session import Session
 from service.engine.tables.model import TOKEN_TYPE, model_sizes
-from tests.engine.loaders.helpers import load_error
 from tests.language_models import byte_level_tokenizer, write_gguf
 
 
@@ -53,13 +52,6 @@ def test_a_pre_tokenizer_not_reproduced_is_said_and_text_splits_by_the_vocabular
         "pre-tokenizer 'qwen2' cannot be reproduced exactly: text is split by the vocabulary",
     )
     assert table.model.pieces == "byte-level"
-
-
-def test_a_damaged_gguf_file(tmp_path: Path) -> None:
-    path = tmp_path / "model.gguf"
-    path.write_bytes(b"GGUF" + b"\xff" * 64)
-    with load_error(path, "not a GGUF file, or a damaged one"):
-        load_table(path)
 
 
 @pytest.mark.slow

@@ -122,13 +122,6 @@ def test_safetensors_missing_tensor_lists_available(tmp_path: Path, vectors: np.
     assert_table(load_huggingface(folder), vectors, folder)
 
 
-def test_safetensors_garbage_file(tmp_path: Path) -> None:
-    path = tmp_path / "model.safetensors"
-    path.write_bytes(b"not safetensors at all")
-    with load_error(path, "not a safetensors file: bad header length"):
-        load_huggingface(path)
-
-
 def test_tokenizer_json_ids_must_be_contiguous(tmp_path: Path, vectors: np.ndarray) -> None:
     folder = save_model(tmp_path / "model", {BERT_TENSOR: vectors}, vocab=False)
     vocab = {token: i * 2 for i, token in enumerate(TOKENS)}

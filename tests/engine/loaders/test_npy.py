@@ -62,13 +62,6 @@ def test_npy_wrong_shape(tmp_path: Path, shape: tuple[int, ...]) -> None:
         load_npy(path)
 
 
-def test_npy_not_a_numpy_file(tmp_path: Path) -> None:
-    path = tmp_path / "table.npy"
-    path.write_bytes(b"\x93NUMPY garbage")
-    with load_error(path, "not a readable .npy file"):
-        load_npy(path)
-
-
 def test_npy_limit(tmp_path: Path, vectors: np.ndarray) -> None:
     path = tmp_path / "table.npy"
     np.save(path, vectors)

@@ -7,18 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from service.engine.loaders import (
-    LoadOptions,
-    detect_format,
-    load_table,
-    load_text,
-)
-from tests.engine.loaders.helpers import (
-    TOKENS,
-    assert_table,
-    load_error,
-    write_gensim,
-)
+from service.engine.loaders import LoadOptions, detect_format, load_table, load_text
+from tests.engine.loaders.helpers import TOKENS, assert_refused, assert_table, write_gensim
 
 
 def test_word2vec_text_round_trips_gensim(tmp_path: Path, vectors: np.ndarray) -> None:
@@ -59,54 +49,38 @@ def test_text_accepts_tabs_crlf_bom_and_blank_lines(tmp_path: Path) -> None:
 
 def test_truncated_text(tmp_path: Path, vectors: np.ndarray) -> None:
     path = write_gensim(tmp_path / "w2v.txt", vectors, binary=False)
-    lines = path.read_text(encoding="utf-8").split("\n")
-    path.write_text("\n".join(lines[:-3]), encoding="utf-8")
-    with load_error(path, f"truncated: header says {len(TOKENS)} rows, found {len(TOKENS) - 2}"):
-        load_text(path)
+    cut = b"\n".join(path.read_bytes().split(b"\n")[:-3])
+    problem = f"truncated: header says {len(TOKENS)} rows, found {len(TOKENS) - 2}"
+    assert_refused(path, cut, problem, load_text)
 
 
-def test_text_with_more_rows_than_header(tmp_path: Path) -> None:
-    path = tmp_path / "long.txt"
-    path.write_text("1 2\na 1 2\nb 3 4\n", encoding="utf-8")
-    with load_error(path, "header says 1 rows, found 2"):
-        load_text(path)
+WRONG_VALUES = ["king 1 2", "king 1 2 3 4", "king 1 2 x", "king"]
+NON_FINITE = ["nan", "inf", "-inf", "1e999"]
+# A damaged file's bytes, and what its error says.
+BAD_FILES = [
+    (b"1 2\na 1 2\nb 3 4\n", "header says 1 rows, found 2"),
+    *[(f"3 3\nthe 1 2 3\nqueen 4 5 6\n{line}\n".encode(), "line 4: ") for line in WRONG_VALUES],
+    *[
+        (f"the 1 2\nking 3 {value}\n".encode(), "non-finite value (NaN or infinity) in row 1")
+        for value in NON_FINITE
+    ],
+    (b"3 2\nthe 1 2\nking 3 4\nthe 5 6\n", "1 duplicate token(s), e.g. rows 0 and 2"),
+    ("2 2\nthe 1 2\nnaïve 3 4\n".encode("latin-1"), "line 3: invalid UTF-8 at byte 2"),
+]
 
 
-@pytest.mark.parametrize("bad_line", ["king 1 2", "king 1 2 3 4", "king 1 2 x", "king"])
-def test_text_wrong_values_name_the_line(tmp_path: Path, bad_line: str) -> None:
-    path = tmp_path / "bad.vec"
-    path.write_text(f"3 3\nthe 1 2 3\nqueen 4 5 6\n{bad_line}\n", encoding="utf-8")
-    with load_error(path, "line 4: "):
-        load_text(path)
-
-
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])
-def test_text_non_finite_value(tmp_path: Path, value: str) -> None:
-    path = tmp_path / "nan.txt"
-    path.write_text(f"the 1 2\nking 3 {value}\n", encoding="utf-8")
-    with load_error(path, "non-finite value (NaN or infinity) in row 1"):
-        load_text(path)
-
-
-def test_duplicate_tokens(tmp_path: Path) -> None:
-    path = tmp_path / "dup.txt"
-    path.write_text("3 2\nthe 1 2\nking 3 4\nthe 5 6\n", encoding="utf-8")
-    with load_error(path, "1 duplicate token(s), e.g. rows 0 and 2"):
-        load_text(path)
-
-
-def test_invalid_utf8_token_text(tmp_path: Path) -> None:
-    path = tmp_path / "latin1.txt"
-    path.write_bytes("2 2\nthe 1 2\nnaïve 3 4\n".encode("latin-1"))
-    with load_error(path, "line 3: invalid UTF-8 at byte 2"):
-        load_text(path)
+@pytest.mark.parametrize(("content", "message"), BAD_FILES)
+def test_a_damaged_text_file_is_refused_naming_what_is_wrong(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    assert_refused(tmp_path / "bad.txt", content, message, load_text)
 
 
 def test_text_tokens_equal_after_replacement_are_reported(tmp_path: Path) -> None:
-    path = tmp_path / "two.vec"
-    path.write_bytes(b"3 2\na 1 2\ncaf\xe9 3 4\n\ncaf\xe8 5 6\n")
-    with load_error(path, "line 3 and line 5 hold the same token once unicode_errors='ignore'"):
-        load_text(path, LoadOptions(unicode_errors="ignore"))
+    content = b"3 2\na 1 2\ncaf\xe9 3 4\n\ncaf\xe8 5 6\n"
+    problem = "line 3 and line 5 hold the same token once unicode_errors='ignore'"
+    ignoring = LoadOptions(unicode_errors="ignore")
+    assert_refused(tmp_path / "two.vec", content, problem, lambda path: load_text(path, ignoring))
 
 
 def test_text_limit_stops_reading(tmp_path: Path) -> None:
