@@ -42,6 +42,8 @@ class Projection:
     points: list[ProjectedPoint]
     matched: dict[str, str | list[str]] = field(default_factory=dict)
     fit: str = "table"
+    # With selection="words": how many of the points are whole-word rows.
+    words: int | None = None
 
     @property
     def coordinates(self) -> np.ndarray:
