@@ -4,9 +4,10 @@
 
 Writes explorer-minilm.png (the default table, `king` chosen), explorer-lee.png (the Lee
 projector table of harness/lee_table.py, whose labels come from its count column, with
-the norm-by-count chart of /diagnostics; suspect rows amber in both) and explorer-umap.png
+the norm-by-count chart of /diagnostics; suspect rows amber in both), explorer-umap.png
 (UMAP of the Lee table on /neighbors' exact graph, seed 0, coloured and sized by count, `fire`
-chosen). tests/explorer/test_screenshots.py regenerates them and compares them with docs/.
+chosen) and explorer-phone.png (the default table on a 390 px touch screen, `king` chosen).
+tests/explorer/test_screenshots.py regenerates them and compares them with docs/.
 """
 
 from __future__ import annotations
@@ -15,40 +16,57 @@ import argparse
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Page
 
 from harness.browser import chromium
 from harness.lee_table import write_lee_table
 from harness.server import running_server
 from service.config import default_table
 
-VIEWPORT = {"width": 1400, "height": 860}
+DESKTOP: dict[str, Any] = {"viewport": {"width": 1400, "height": 860}}
+PHONE: dict[str, Any] = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 2,
+    "is_mobile": True,
+    "has_touch": True,
+}
+# name: (the explorer's query, the browser context it is taken in)
 SHOTS = {
-    "explorer-minilm.png": "?table=minilm&token=king",
-    "explorer-lee.png": "?table=lee&token=fire&points=2000",
-    "explorer-umap.png": "?table=lee&token=fire&points=2000&projection=umap&color=count&size=count",
+    "explorer-minilm.png": ("?table=minilm&token=king", DESKTOP),
+    "explorer-lee.png": ("?table=lee&token=fire&points=2000", DESKTOP),
+    "explorer-umap.png": (
+        "?table=lee&token=fire&points=2000&projection=umap&color=count&size=count",
+        DESKTOP,
+    ),
+    "explorer-phone.png": ("?table=minilm&token=king", PHONE),
 }
 
 
 def take(browser: Browser, base: str, out: Path) -> list[Path]:
     """Every screenshot of SHOTS from the server at `base` (serving minilm and lee) into `out`."""
-    page = browser.new_page(viewport=VIEWPORT)
     written = []
-    try:
-        for name, query in SHOTS.items():
-            page.goto(f"{base}/explorer{query}")
-            page.wait_for_selector("#plot[data-plotted]")
-            page.wait_for_selector("#neighbours li")
-            page.wait_for_selector("#plot[data-suspects]")
-            if "projection=" in query:
-                page.wait_for_selector('#plot[data-layout="done"]', timeout=60_000)
-            page.wait_for_timeout(300)  # the frame after the last mark
-            page.screenshot(path=str(out / name))
-            written.append(out / name)
-    finally:
-        page.close()
+    for name, (query, device) in SHOTS.items():
+        context = browser.new_context(**device)
+        try:
+            shoot(context.new_page(), f"{base}/explorer{query}", out / name)
+        finally:
+            context.close()
+        written.append(out / name)
     return written
+
+
+def shoot(page: Page, url: str, path: Path) -> None:
+    """The page at `url` once its picture, neighbours, suspects (and layout) are drawn."""
+    page.goto(url)
+    page.wait_for_selector("#plot[data-plotted]")
+    page.wait_for_selector("#neighbours li")
+    page.wait_for_selector("#plot[data-suspects]")
+    if "projection=" in url:
+        page.wait_for_selector('#plot[data-layout="done"]', timeout=60_000)
+    page.wait_for_timeout(300)  # the frame after the last mark
+    page.screenshot(path=str(path))
 
 
 def main() -> None:

@@ -80,6 +80,7 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     },
     "projection": {
         "first": {"points": 500},
+        "words": {"points": 500, "selection": "words"},
         "random": {"points": 500, "selection": "random", "seed": 3, "dims": 3},
         "tokens": {"selection": {"tokens": ["king", "queen", "man", "woman"]}},
         "fitted": {"selection": {"tokens": ["king", "queen", "man", "woman"]}, "fit": "selection"},

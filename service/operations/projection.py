@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from service.engine.analysis.diagnostics import DEFAULT_FRACTION
 from service.engine.analysis.projection import Basis, Projector
 from service.engine.served import ServedTable
 from service.metrics import timed
@@ -42,30 +43,51 @@ def _projection(body: ProjectionRequest, context: Context) -> bytes:
     served, limits = context.served, context.limits
     resolver = Resolver(served, limits)
     projector = served.projector
-    if isinstance(body.selection, TokenSelection):
-        tokens = body.selection.tokens
-        limits.check_projection_points(len(tokens))
-        rows = projector.named_rows(resolver.resolve(tokens).row_array(tokens).tolist())
-    else:
-        limits.check_projection_points(body.points)
-        rows = projector.select(body.selection, body.points, body.seed)
+    rows, words = _selected_rows(body, context, resolver)
     with timed("projection"):
         if body.fit == "selection":
             basis, dims = _selection_basis(projector, context, rows, body.dims)
         else:
             basis, dims = _basis(projector, context, body.dims)
         coordinates = projector.project_rows(basis, rows, dims)
-    return dumps(
-        {
-            "matched": resolver.matched,
-            "method": body.method,
-            "fit": body.fit,
-            "dims": dims,
-            "explained_variance_ratio": basis.explained_variance_ratio[:dims].tolist(),
-            "sample_rows": basis.sample_rows,
-            "points": row_points(served, rows, coordinates),
-        }
-    )
+    answer = {
+        "matched": resolver.matched,
+        "method": body.method,
+        "fit": body.fit,
+        "dims": dims,
+        "explained_variance_ratio": basis.explained_variance_ratio[:dims].tolist(),
+        "sample_rows": basis.sample_rows,
+        "points": row_points(served, rows, coordinates),
+    }
+    if words is not None:
+        answer["words"] = words
+    return dumps(answer)
+
+
+def _selected_rows(
+    body: ProjectionRequest, context: Context, resolver: Resolver
+) -> tuple[np.ndarray, int | None]:
+    """The rows to plot, and how many are words when the selection asks for words."""
+    limits, projector = context.limits, context.served.projector
+    if isinstance(body.selection, TokenSelection):
+        tokens = body.selection.tokens
+        limits.check_projection_points(len(tokens))
+        return projector.named_rows(resolver.resolve(tokens).row_array(tokens).tolist()), None
+    limits.check_projection_points(body.points)
+    if body.selection == "words":
+        return projector.select_words(body.points, untrusted_rows(context.served))
+    return projector.select(body.selection, body.points, body.seed), None
+
+
+def untrusted_rows(served: ServedTable) -> np.ndarray:
+    """Rows a picture of words leaves out: the reference rows of the table's default
+    diagnostics (computed once per load, in the background after it) and the suspects ranked
+    against them. Not the suspects of a ranking by norm: its lowest norms include frequent
+    function words."""
+    ranking = served.diagnostics.default().ranking
+    if ranking.indicator != "reference_cosine":
+        return ranking.reference
+    return np.union1d(ranking.reference, ranking.suspects(DEFAULT_FRACTION))
 
 
 def _project(body: ProjectRequest, context: Context) -> bytes:

@@ -46,10 +46,14 @@ class ProjectionRequest(Strict):
     method: Literal["pca"] = Field("pca", description="PCA of the spherized rows.")
     dims: Dims = 2
     points: Points = 1000
-    selection: Literal["first", "random"] | TokenSelection = Field(
+    selection: Literal["first", "random", "words"] | TokenSelection = Field(
         "first",
         description="first: the first N rows (frequency order in word2vec, GloVe and projector "
-        "files); random: N rows drawn with `seed`; {tokens}: these rows. Zero rows are skipped.",
+        "files); random: N rows drawn with `seed`; words: the first N rows whose token is a "
+        "whole word (two letters or more; a word-initial piece of three or more on "
+        "byte-level and SentencePiece tables), skipping the default /diagnostics' reference "
+        "rows and the suspects ranked against them, then the first other rows if there are "
+        "fewer (the explorer's default); {tokens}: these rows. Zero rows are skipped.",
     )
     seed: Seed = Field(0, description="Seed of the random selection (not of the fit).")
     fit: Literal["table", "selection"] = Field(
@@ -105,6 +109,11 @@ class ProjectionResponse(Matched):
         description="Rows the basis was fitted on (the table's seeded sample, or the selection)."
     )
     points: list[ProjectedPoint]
+    words: int | None = Field(
+        None,
+        description="With selection words: how many of the points are whole-word rows (the "
+        "rest filled up to `points` in row order).",
+    )
 
 
 class ProjectResponse(Matched):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
@@ -60,6 +62,39 @@ def test_random_rows_are_seeded(client: TestClient) -> None:
 
     assert ids(7) == ids(7) != ids(8)
     assert ids(7) == sorted(set(ids(7)))
+
+
+def letters_only(token: str) -> bool:
+    """The word rule for plain tokens, from Unicode's categories rather than str.isalpha."""
+    return len(token) >= 2 and all(unicodedata.category(c).startswith("L") for c in token)
+
+
+def test_words_are_the_first_whole_words_but_the_suspects(
+    client: TestClient, minilm: EmbeddingTable
+) -> None:
+    answer = projection(client, points=20_000, selection="words")
+    diagnostics = client.post(f"{MINILM}/diagnostics", json={"limit": 1000}).json()
+    assert diagnostics["indicator"]["name"] == "reference_cosine"
+    suspects = {row["id"] for row in diagnostics["suspects"]}
+    assert len(suspects) == diagnostics["suspect_count"]  # every one, in this page
+    words = [row for row, token in enumerate(minilm.tokens) if letters_only(token)]
+    expected = [row for row in words if row not in suspects][:20_000]
+    ids = [p["id"] for p in answer["points"]]
+    assert ids == expected and answer["words"] == 20_000
+    assert suspects & set(words[: words.index(ids[-1])])  # some words were left out as suspects
+    assert "words" not in projection(client, points=10)
+
+
+def test_words_fill_up_with_other_rows_and_keep_a_norm_rankings_suspects(
+    client: TestClient,
+) -> None:
+    # The small table has no reference rows: its suspects are its lowest norms, which stay.
+    answer = projection(client, SMALL, points=20, selection="words")
+    assert [p["id"] for p in answer["points"]] == list(range(1, 9)) and answer["words"] == 8
+    # The checkpoint set's tokens (w0, w1, ...) are no words: its first rows are drawn instead.
+    first = projection(client, "/v1/tables/run", points=30)
+    answer = projection(client, "/v1/tables/run", points=30, selection="words")
+    assert answer["points"] == first["points"] and answer["words"] == 0
 
 
 def test_named_tokens_in_order_with_case_fallback(client: TestClient) -> None:

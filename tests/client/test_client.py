@@ -189,6 +189,11 @@ def test_projection_and_project_place_rows_alike(sync_client: Client, served: st
     )
     assert_mirrors(picture, answer)
     assert picture.coordinates.shape == (50, 2)
+    words = sync_client.projection("minilm", points=50, selection="words")
+    assert_mirrors(
+        words, raw_post(served, f"{MINILM}/projection", {"points": 50, "selection": "words"})
+    )
+    assert words.words == 50
     named = [p.token for p in picture.points[:5]]
     chosen = sync_client.projection("minilm", selection=named, dims=3)
     assert [p.token for p in chosen.points] == named and chosen.coordinates.shape == (5, 3)

@@ -38,7 +38,8 @@ def test_the_page_loads_with_no_console_errors(page: Page, base_url: str) -> Non
 
 
 def test_the_plot_shows_the_expected_number_of_points(page: Page, base_url: str) -> None:
-    answer = api(base_url, "v1/tables/minilm/projection", {"points": 1234})
+    # The page's default rows: the first whole-word rows (test_default_rows.py).
+    answer = api(base_url, "v1/tables/minilm/projection", {"points": 1234, "selection": "words"})
     open_explorer(page, base_url, "?table=minilm&points=1234")
     assert page.get_attribute("#plot", "data-plotted") == str(len(answer["points"])) == "1234"
     drawn = page.evaluate("window.explorer.points.map(p => [p.token, p.x, p.y])")
@@ -85,7 +86,7 @@ def test_a_neighbour_outside_the_plotted_set_is_marked_not_plotted(
     page: Page, base_url: str
 ) -> None:
     # The first 3,100 rows hold king (2332) and queen (3035) but not kings (5465).
-    open_explorer(page, base_url, "?table=minilm&token=king&points=3100")
+    open_explorer(page, base_url, "?table=minilm&token=king&points=3100&selection=first")
     rows = {row["token"]: row for row in neighbour_rows(page)}
     assert rows["kings"]["notPlotted"] == "(not plotted)"
     assert rows["queen"]["notPlotted"] == ""

@@ -31,7 +31,8 @@ def page_spot(page: Page, token: str) -> dict[str, float]:
 
 def test_pca_in_3d_renders_rotates_and_picks(page: Page, base_url: str) -> None:
     open_explorer(page, base_url, "?table=minilm&points=3000&dims=3")
-    expected = api(base_url, "v1/tables/minilm/projection", {"points": 3000, "dims": 3})
+    body = {"points": 3000, "dims": 3, "selection": "words"}
+    expected = api(base_url, "v1/tables/minilm/projection", body)
     drawn = page.evaluate("window.explorer.points.map(p => [p.token, p.x, p.y, p.z])")
     assert drawn == [[p["token"], p["x"], p["y"], p["z"]] for p in expected["points"]]
     expect(page.locator("#plot")).to_have_attribute("data-dims", "3")

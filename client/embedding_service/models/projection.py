@@ -41,6 +41,8 @@ class Projection(Matched):
     sample_rows: int
     points: list[ProjectedPoint]
     fit: str = "table"
+    # With selection="words": how many of the points are whole-word rows.
+    words: int | None = None
 
     @property
     def coordinates(self) -> np.ndarray:

@@ -19,12 +19,13 @@ def projection(
     *,
     dims: Dims = 2,
     points: int = 1000,
-    selection: Literal["first", "random"] | Sequence[str] = "first",
+    selection: Literal["first", "random", "words"] | Sequence[str] = "first",
     seed: int = 0,
     fit: Literal["table", "selection"] = "table",
 ) -> Plan[Projection]:
-    """A PCA picture: the first `points` rows, `points` seeded random rows, or these tokens;
-    in the table's basis, or (fit="selection") a PCA fitted on exactly those rows."""
+    """A PCA picture: the first `points` rows, `points` seeded random rows, the first `points`
+    whole-word rows (the explorer's default: docs/api.md), or these tokens; in the table's
+    basis, or (fit="selection") a PCA fitted on exactly those rows."""
     chosen: Any = selection if isinstance(selection, str) else {"tokens": list(selection)}
     request = {"method": "pca", "dims": dims, "points": points, "selection": chosen, "seed": seed}
     if fit != "table":

@@ -5,8 +5,9 @@ eigenvectors of the width x width covariance of a seeded sample of at most `samp
 rows, accumulated in float64 chunk by chunk: never a float64 copy of the table, and a table of
 millions of rows is fitted from its sample, not from every row.
 
-Zero rows (padding) have no direction: they are left out of the fit and of the "first" and
-"random" selections, and naming one (as a token to place, or a raw zero vector) is ZeroVector.
+Zero rows (padding) have no direction: they are left out of the fit and of the "first",
+"random" and "words" selections (words.py), and naming one (as a token to place, or a raw
+zero vector) is ZeroVector.
 
 An eigenvector is defined only up to its sign, so each component is flipped to make its
 largest-magnitude coordinate positive: the same table always gives the same picture.
@@ -22,8 +23,10 @@ from typing import Literal
 
 import numpy as np
 
+from service.engine.analysis.words import first_words
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
 from service.engine.search.rows import RowStore
+from service.engine.tables.pieces import PLAIN
 from service.engine.tables.table import EmbeddingTable
 
 # The fit's sample is drawn with this seed, so a table gives one picture per load.
@@ -174,6 +177,12 @@ class Projector:
             return rows[:points]
         chosen = np.random.default_rng(seed).choice(rows.size, size=points, replace=False)
         return rows[np.sort(chosen)]
+
+    def select_words(self, points: int, excluded: np.ndarray) -> tuple[np.ndarray, int]:
+        """The first `points` whole-word rows with a direction, none of `excluded`, filled up
+        with the first other rows when there are fewer (words.py); and how many are words."""
+        style = PLAIN if self.table.model is None else self.table.model.pieces
+        return first_words(self.table.tokens, style, self.directional_rows, points, excluded)
 
     def named_rows(self, rows: Sequence[int]) -> np.ndarray:
         """`rows` without repeats, in order; ZeroVector for a row with no direction."""

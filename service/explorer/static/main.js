@@ -71,6 +71,8 @@ async function start() {
   app.suspectsPanel = new SuspectsPanel(byId("suspects-panel"));
   app.bookmarks = new BookmarksPanel(byId("bookmarks-panel"), app, EXPLORER_LINK);
   setUpExport(byId("export-panel"), app);
+  // Under fingers (phone.css shows it): what double-click does with a mouse.
+  byId("fit-view").addEventListener("click", () => app.plot.fit());
   setUpHeader();
   // A link that names its table starts the projection at once, beside the table list.
   if (app.state.table) startProjection(app.state.table);

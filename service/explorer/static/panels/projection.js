@@ -105,15 +105,26 @@ export class ProjectionPanel {
 
   rowsPlotted() {
     const { app } = this;
-    const which = app.state.isolate.length ? "isolated rows" : `${app.state.selection} rows`;
-    return `${integer(app.points.length)} of ${integer(app.table.rows)} rows plotted (${which}).`;
+    return `${integer(app.points.length)} of ${integer(app.table.rows)} rows plotted ` +
+      `(${this.sample("")}).`;
   }
 
   rowsProjected() {
     const { app } = this;
-    const which = app.state.isolate.length ? "the isolated rows"
-      : `the ${app.state.selection === "first" ? "first" : "random"} rows`;
-    return `${integer(app.points.length)} of the table's ${integer(app.table.rows)} rows (${which})`;
+    return `${integer(app.points.length)} of the table's ${integer(app.table.rows)} rows ` +
+      `(${this.sample("the ")})`;
+  }
+
+  // Which rows were plotted, as /projection answered: for words, how many are words.
+  sample(article) {
+    const { app } = this;
+    if (app.state.isolate.length) return `${article}isolated rows`;
+    if (app.state.selection !== "words") return `${article}${app.state.selection} rows`;
+    const words = app.projection?.words ?? 0;
+    const others = app.points.length - words;
+    return others > 0
+      ? `the table's ${integer(words)} whole-word rows, then the first ${integer(others)} others`
+      : "the first whole-word rows";
   }
 
   /** UMAP or t-SNE of the plotted points, when the state asks for one. */

@@ -12,7 +12,9 @@ export const EXPLORER_LINK = new LinkState({
   token: { value: "" },
   k: { value: 8, kind: "count" },
   points: { value: 5000, kind: "count" },
-  selection: { value: "first", kind: ["first", "random"] },
+  // Rows plotted: whole words first (the default: /projection's "words"), the first rows, or
+  // seeded random rows.
+  selection: { value: "words", kind: ["words", "first", "random"] },
   seed: { value: 0, kind: "count", when: (state) => state.selection === "random" },
   labels: { value: "" },
   projection: { value: "pca", kind: PROJECTIONS },

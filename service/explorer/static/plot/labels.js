@@ -6,8 +6,6 @@
 // take what room is left, and are drawn dimmed under the marks while any mark is shown.
 
 const CELL = 48;
-const FONT = "12px system-ui, 'DejaVu Sans', sans-serif";
-const BOLD = "600 12px system-ui, 'DejaVu Sans', sans-serif";
 const HEIGHT = 14;
 // Where a mark's label may go, in order: beside, left, above, below, then rings further out.
 const OFFSETS = [[6, -4], [-6, -4], [0, -12], [0, 16]];
@@ -22,10 +20,13 @@ export class LabelLayer {
   constructor() {
     this.widths = new Map();
     this.placed = [];
+    this.fonts = null;
   }
 
   /** Start a frame: nothing is placed yet. */
   begin(ctx, width, height) {
+    // Read at the first frame, once the page's stylesheet has surely been applied.
+    this.fonts ??= labelFonts();
     this.ctx = ctx;
     this.width = width;
     this.height = height;
@@ -70,7 +71,7 @@ export class LabelLayer {
     ctx.globalAlpha = dim ? 0.45 : 1;
     for (const label of this.placed) {
       if (label.mark !== marks) continue;
-      this.setFont(label.bold ? BOLD : FONT);
+      this.setFont(label.bold ? this.fonts.bold : this.fonts.normal);
       const { box } = label;
       if (label.leader) {
         ctx.strokeStyle = label.color;
@@ -102,7 +103,7 @@ export class LabelLayer {
     const key = bold ? `b:${text}` : text;
     let width = this.widths.get(key);
     if (width === undefined) {
-      this.setFont(bold ? BOLD : FONT);
+      this.setFont(bold ? this.fonts.bold : this.fonts.normal);
       width = this.ctx.measureText(text).width;
       this.widths.set(key, width);
     }
@@ -140,6 +141,14 @@ export class LabelLayer {
       else this.cells.set(cell, [box]);
     }
   }
+}
+
+/** The labels' fonts: 12 px in the page's font stack (explorer.css's --font), so a CJK label
+ * falls back to the same CJK fonts as the page's text. */
+export function labelFonts() {
+  const stack = getComputedStyle(document.documentElement).getPropertyValue("--font").trim();
+  const family = stack || "system-ui, sans-serif";
+  return { normal: `12px ${family}`, bold: `600 12px ${family}` };
 }
 
 // A label's box with its text's baseline start at (x, y), or its end there when `before`.
