@@ -19,15 +19,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.processes import child_pids
-from harness.server import free_port
+from harness.server import free_port, poll_ready
 from service.config import Settings
 
 EDGES = ("ours", "granian", "haproxy")
@@ -50,20 +48,20 @@ GRANIAN_LIMITS = [
     "--http1-header-read-timeout", str(HEAD_TIMEOUT_MS),
     "--http1-keep-alive", "--log-level", "warning",
 ]  # fmt: skip
-# Two descriptors a proxied connection (client and server side) within the 1,024.
+# A well-kept proxy's configuration, shown in full in docs/protocol.md.
 HAPROXY_CONF = """global
-  maxconn 500
+  maxconn 500                    # two descriptors a proxied connection, within 1,024
   ulimit-n 1024
-  tune.bufsize 16384
+  tune.bufsize 16384             # bounds a request head, and the body buffered before it is sent on
   tune.maxrewrite 1024
 defaults
   mode http
-  option http-buffer-request
+  option http-buffer-request     # wait for the body (or a full buffer) before choosing a server
   option dontlognull
-  timeout http-request {head}ms
+  timeout http-request {head}ms  # the whole head, and the buffered body, within it
   timeout http-keep-alive 5s
   timeout client 30s
-  timeout server 60s
+  timeout server 60s             # above the slowest answer (a 20,000-question /evaluate)
   timeout connect 5s
   timeout queue 5s
   timeout check 2s
@@ -74,7 +72,7 @@ frontend web
 backend app
   option httpchk GET /readyz
   http-check expect status 200
-  server app 127.0.0.1:{backend} maxconn {in_flight} check inter 1s
+  server app 127.0.0.1:{backend} maxconn {in_flight} check inter 1s  # max_in_flight
 """
 
 
@@ -193,26 +191,12 @@ def start_edge(
             )
             edge.processes.append(process)
     try:
-        wait_ready(edge)
+        base = f"http://127.0.0.1:{edge.port}"
+        poll_ready(base, lambda: None if edge.running() else edge.log(), START_SECONDS)
     except BaseException:
         edge.stop()
         raise
     return edge
-
-
-def wait_ready(edge: EdgeServer) -> None:
-    """Poll /readyz through the edge's port until 200; fail with its log if a process exits."""
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
-        if not edge.running():
-            raise RuntimeError(f"{edge.name} exited: {edge.log()}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{edge.port}/readyz", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"{edge.name} not ready within {START_SECONDS}s: {edge.log()}")
 
 
 @contextmanager
