@@ -11,7 +11,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import IO
@@ -110,14 +110,20 @@ def _limit_open_files(count: int) -> None:
 
 def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:
     """Poll /readyz until 200; fail with the server's stderr if it exits first."""
-    deadline = time.monotonic() + START_TIMEOUT
+    poll_ready(base, lambda: None if process.poll() is None else server_log(process))
+
+
+def poll_ready(base: str, exited: Callable[[], str | None], seconds: float = START_TIMEOUT) -> None:
+    """Poll `base`/readyz until 200; fail with what `exited()` says once it says something
+    (the server's log, once a process of it has exited)."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited: {server_log(process)}")
+        if (log := exited()) is not None:
+            raise RuntimeError(f"server exited: {log}")
         try:
             with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.2)
-    raise TimeoutError(f"server not ready within {START_TIMEOUT}s")
+    raise TimeoutError(f"server not ready within {seconds}s")

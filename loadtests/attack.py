@@ -1,18 +1,20 @@
 """The catalogue of attacks against a real server that is memory-limited like its pod.
 
-    sudo .venv/bin/python -m loadtests.attack [--memory-mib 1024] [--seconds 12]
+    sudo .venv/bin/python -m loadtests.attack [--memory-mib 1024] [--seconds 12] \
+        [--variant ours|granian|haproxy]
 
-The server runs with the Kubernetes manifest's 1 GiB memory limit (a cgroup, v1 or v2, when
-this process may create one; else RLIMIT_AS, which also counts reserved address space, so it
-is set higher and the report says so), the container's 1,024 file descriptors, API keys and an
-admin key. Each attack (loadtests/attacks.py) runs for a bounded time against 127.0.0.1 only,
-while a probe client opens a new connection every 50 ms for /healthz and a neighbours query.
-Per attack it prints: whether the server is alive afterwards, its peak resident memory during
-the attack (VmHWM, reset before each), the cgroup's peak when there is one (page cache
-included), the probe's p99, its queries shed with 429 (the designed answer at the in-flight
-limit) and its failures (no answer, a 5xx, or /healthz not 200). Exit 1 if the server died,
-the probe failed, fewer than 95% of its requests were answered 2xx (429s count against it) or
-its p99 reached 1 s.
+The server (`--variant`, harness/edges.py: our own `serve`, Granian, or HAProxy in front of
+uvicorn) runs with the Kubernetes manifest's 1 GiB memory limit for all its processes (a
+cgroup, v1 or v2, when this process may create one; else RLIMIT_AS, which also counts reserved
+address space, so it is set higher and the report says so), the container's 1,024 file
+descriptors in each process, API keys and an admin key. Each attack (loadtests/attacks.py)
+runs for a bounded time against 127.0.0.1 only, while a probe client opens a new connection
+every 50 ms for /healthz and a neighbours query. Per attack it prints: whether the server is
+alive afterwards, its peak resident memory during the attack (VmHWM, reset before each, summed
+over its processes), the cgroup's peak when there is one (page cache included), the probe's
+p99, its queries shed with 429 (the designed answer at the in-flight limit) and its failures
+(no answer, a 5xx, or /healthz not 200). Exit 1 if the server died, the probe failed, fewer
+than 95% of its requests were answered 2xx (429s count against it) or its p99 reached 1 s.
 """
 
 from __future__ import annotations
@@ -24,19 +26,18 @@ import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from harness.edges import EDGES, EdgeServer, running_edge
 from harness.machine import machine
-from harness.server import LOGS, forget, free_port, server_log, wait_until_ready
 from loadtests import attacks, keyless
 
 API_KEY = "attack-api-key"
@@ -186,49 +187,33 @@ def _status_bytes(pid: int, field: str) -> int | None:
     return None
 
 
-@contextlib.contextmanager
-def attacked_server(
-    memory: MemoryLimit, tables_dir: Path
-) -> Iterator[tuple[subprocess.Popen[str], int]]:
-    """The service with keys and the admin route, memory-limited, 1,024 descriptors."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "EMBEDDING_SERVICE_LOG_LEVEL": "warning",
+def server_env(tables_dir: Path) -> dict[str, str]:
+    """The attacked server's settings: API keys, an admin key and its tables folder."""
+    return {
         "EMBEDDING_SERVICE_API_KEYS": json.dumps([API_KEY]),
         "EMBEDDING_SERVICE_ADMIN_KEY": ADMIN_KEY,
         "EMBEDDING_SERVICE_ADMIN_TABLES_DIR": str(tables_dir),
     }
 
+
+@contextlib.contextmanager
+def attacked_server(memory: MemoryLimit, tables_dir: Path, variant: str) -> Iterator[EdgeServer]:
+    """The service behind edge `variant`, memory-limited, 1,024 descriptors a process."""
+
     def limits() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
         memory.enter()
 
-    log = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115 (lives with the server)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port)],
-        env=env,
-        preexec_fn=limits,
-        stdout=subprocess.DEVNULL,
-        stderr=log,
-        text=True,
-    )
-    LOGS[process.pid] = log
-    try:
-        wait_until_ready(f"http://127.0.0.1:{port}", process)
-        yield process, port
-    finally:
-        process.kill()
-        process.wait(timeout=30)
-        forget(process)
+    with running_edge(variant, server_env(tables_dir), limits) as edge:
+        yield edge
 
 
-def alive(process: subprocess.Popen[str], port: int) -> bool:
-    """The process runs and answers /healthz."""
-    if process.poll() is not None:
+def alive(edge: EdgeServer) -> bool:
+    """Every process runs and /healthz is answered 200."""
+    if not edge.running():
         return False
     try:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=10)
         connection.request("GET", "/healthz")
         return connection.getresponse().status == 200
     except OSError:
@@ -237,31 +222,31 @@ def alive(process: subprocess.Popen[str], port: int) -> bool:
 
 def run_attack(
     attack: attacks.Attack,
-    process: subprocess.Popen[str],
-    port: int,
+    edge: EdgeServer,
     memory: MemoryLimit,
     tables: Path,
     p99_bound_ms: float = PROBE_P99_LIMIT_MS,
 ) -> tuple[bool, str]:
     """One attack with the probe alongside; (passed, report line)."""
-    reset_peak_rss(process.pid)
+    for pid in edge.pids():
+        reset_peak_rss(pid)
     memory.peak_and_reset()
-    probe = Probe(port)
+    probe = Probe(edge.port)
     probe.running.set()
     thread = threading.Thread(target=probe.run, daemon=True)
     thread.start()
     started = time.monotonic()
     refuted = False
     try:
-        detail = attack.run(attacks.Target(port, API_KEY, ADMIN_KEY, tables))
+        detail = attack.run(target_of(edge, tables))
     except attacks.Refuted as error:
         detail, refuted = f"REFUTED: {error}", True
     except Exception as error:  # the attacker's own failure is reported, not fatal
         detail = f"attack client error: {type(error).__name__}: {error}"
     probe.running.clear()
     thread.join()
-    rss, cgroup = peak_rss(process.pid), memory.peak_and_reset()
-    up = alive(process, port)
+    rss, cgroup = total(peak_rss, edge.pids()), memory.peak_and_reset()
+    up = alive(edge)
     p99 = probe.p99_ms()
     passed = (
         up
@@ -280,6 +265,22 @@ def run_attack(
         f"{probe.failures} failed  [{time.monotonic() - started:4.1f} s] {detail}"
     )
     return passed, line
+
+
+def target_of(edge: EdgeServer, tables: Path) -> attacks.Target:
+    """What the attacker holds: the port, the keys, and a way to start the same edge with
+    workers of its own (without the memory limit: the attacked server keeps that)."""
+
+    def workers(count: int) -> contextlib.AbstractContextManager[EdgeServer]:
+        return running_edge(edge.name, server_env(tables), workers=count)
+
+    return attacks.Target(edge.port, API_KEY, ADMIN_KEY, tables, workers)
+
+
+def total(measure: Callable[[int], int | None], pids: list[int]) -> int | None:
+    """`measure` summed over the processes that answer it (None if none does)."""
+    sizes = [size for size in map(measure, pids) if size is not None]
+    return sum(sizes) if sizes else None
 
 
 def main() -> int:
@@ -306,12 +307,17 @@ def main() -> int:
         default=0.10,
         help="how far above its start resident memory may end, once every attack is over",
     )
+    parser.add_argument(
+        "--variant", choices=EDGES, default="ours", help="the edge in front of the app"
+    )
     args = parser.parse_args()
     memory = MemoryLimit(args.memory_mib * 2**20)
     if memory.path is None:  # RLIMIT_AS counts reserved address space: give it room
         memory = MemoryLimit(4 * args.memory_mib * 2**20)
     print(f"command: python -m loadtests.attack {' '.join(sys.argv[1:])}".rstrip())
-    print(f"machine: {machine()}; server: {memory.kind}, 1,024 file descriptors")
+    print(f"machine: {machine()}; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"server: {args.variant}, {memory.kind} for all its processes, 1,024 file "
+          "descriptors each")  # fmt: skip
     every = [*attacks.catalogue(args.seconds), *keyless.catalogue(args.seconds)]
     catalogue = [a for a in every if not args.only or a.name in args.only]
     results = []
@@ -323,28 +329,29 @@ def main() -> int:
         pending = [attack for _ in range(args.rounds) for attack in catalogue]
         warm: int | None = None
         while pending:
-            with attacked_server(memory, tables) as (process, port):
-                cold, warm = rss(process.pid), None
+            with attacked_server(memory, tables, args.variant) as edge:
+                cold, warm = total(rss, edge.pids()), None
                 while pending:
                     bound = float("inf") if args.no_latency_bound else PROBE_P99_LIMIT_MS
                     attack = pending.pop(0)
-                    passed, line = run_attack(attack, process, port, memory, tables, bound)
+                    passed, line = run_attack(attack, edge, memory, tables, bound)
                     print(line, flush=True)
                     results.append(passed)
-                    if process.poll() is not None:
-                        print(f"  server died: {server_log(process, 1500)}")
+                    if not edge.running():
+                        print(f"  server died: {edge.log(1500)}")
                         break
                     if len(pending) == len(catalogue) * (args.rounds - 1) and args.rounds > 1:
-                        warm = rss(process.pid)
+                        warm = total(rss, edge.pids())
                         print(
                             f"      round 1 over: resident {mib(cold)} when ready, {mib(warm)} now"
                         )
                 else:
                     if warm is not None:
-                        results.append(memory_returned(process.pid, warm, args.memory_tolerance))
+                        results.append(memory_returned(edge, warm, args.memory_tolerance))
     memory.remove()
     failed = results.count(False)
     print(f"{len(results) - failed} of {len(results)} checks passed (every attack, then memory)")
+    print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0 if failed == 0 else 1
 
 
@@ -352,15 +359,15 @@ def mib(size: int | None) -> str:
     return "?" if size is None else f"{size / 2**20:.0f} MiB"
 
 
-def memory_returned(pid: int, start: int | None, tolerance: float) -> bool:
+def memory_returned(edge: EdgeServer, start: int | None, tolerance: float) -> bool:
     """After the last attack: whether resident memory came back within `tolerance` of what
     it was after the first round (given a few seconds to settle)."""
-    end = rss(pid)
+    end = total(rss, edge.pids())
     for _ in range(10):
         if start is None or end is None or end <= start * (1 + tolerance):
             break
         time.sleep(1)
-        end = rss(pid)
+        end = total(rss, edge.pids())
     if start is None or end is None:
         print("FAIL  resident memory: unreadable")
         return False

@@ -13,20 +13,19 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from harness.processes import child_pids
+from harness.edges import EdgeServer
 from harness.refusals import invalid_bodies
-from harness.server import forget, start_server
 from harness.workloads import default_vocabulary, random_vectors, vector_bodies
 from harness.wrk import run_wrk
 from service.config import Settings
@@ -37,12 +36,14 @@ WORDS = [t for t in default_vocabulary().tokens[2000:] if t.isalpha()][:6000]
 
 @dataclass(frozen=True)
 class Target:
-    """Where the server listens and the keys a (hostile) client holds."""
+    """Where the server listens, the keys a (hostile) client holds, and how to start the same
+    server with `n` workers of its own (harness/edges.py)."""
 
     port: int
     api_key: str
     admin_key: str
     tables: Path
+    workers: Callable[[int], AbstractContextManager[EdgeServer]]
 
     def connect(self) -> socket.socket:
         """A new connection to the server."""
@@ -604,13 +605,15 @@ def served_file_rewrites(seconds: float) -> Callable[[Target], str]:
 
 
 def worker_kills(seconds: float) -> Callable[[Target], str]:
-    """A 2-worker server of its own: kill -9 a worker, then its replacement as soon as it has
-    started; a probe of its own asks /healthz every 50 ms throughout and must always be
-    answered (the other worker serves), and both slots must be filled again at the end."""
+    """A 2-worker server of its own, behind the same edge: kill -9 a worker, then its
+    replacement as soon as it has started; a probe of its own asks /healthz every 50 ms
+    throughout and must always be answered (the other worker serves), and both slots must be
+    filled again at the end."""
 
     def run(target: Target) -> str:
-        process, base = start_server({"EMBEDDING_SERVICE_WORKERS": "2"})
-        port = int(base.rsplit(":", 1)[1])
+        server = contextlib.ExitStack()
+        edge = server.enter_context(target.workers(2))
+        port = edge.port
         # Refused: nothing accepted the connection (the port was not served). Cut: a request
         # in flight on the worker that was killed, which no server can save.
         refused, cut, answered, running = [0], [0], [0], threading.Event()
@@ -633,15 +636,18 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
         thread = threading.Thread(target=probe, daemon=True)
         thread.start()
         try:
-            killed = [min(child_pids(process.pid), key=_started)]  # then its replacement
+            killed = [min(edge.workers(), key=_started)]  # then its replacement
             for _ in range(2):
                 os.kill(killed[-1], signal.SIGKILL)
                 deadline = time.monotonic() + 30
                 while time.monotonic() < deadline:
-                    replacements = set(child_pids(process.pid)) - set(killed)
+                    replacements = set(edge.workers()) - set(killed)
                     if len(replacements) == 2:
                         break
                     time.sleep(0.05)
+                if len(replacements) < 2:
+                    raise Refuted(f"{len(replacements)} workers 30 s after a kill; server "
+                                  f"running: {edge.running()}")  # fmt: skip
                 killed.append(max(replacements, key=_started))
             killed.pop()  # the last replacement lives
             # The port is served by the other worker meanwhile; the replacements back off.
@@ -649,24 +655,18 @@ def worker_kills(seconds: float) -> Callable[[Target], str]:
             deadline = time.monotonic() + max(seconds, 15)
             seen, since = (), time.monotonic()
             while time.monotonic() < deadline:
-                workers = tuple(child_pids(process.pid))
+                workers = tuple(edge.workers())
                 if workers != seen:
                     seen, since = workers, time.monotonic()
                 elif len(workers) == 2 and time.monotonic() - since >= 3:
                     break
                 time.sleep(0.2)
-            alive = process.poll() is None
-            workers = len(child_pids(process.pid)) if alive else 0
+            alive = edge.running()
+            workers = len(edge.workers()) if alive else 0
         finally:
             running.clear()
             thread.join()
-            process.terminate()  # its workers drain and exit with it
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=30)
-            forget(process)
+            server.close()
         note = (
             f"killed {len(killed)} workers; probe {answered[0]} answered, {cut[0]} cut in "
             f"flight, {refused[0]} refused"
