@@ -7,6 +7,9 @@ else is refused before any work is done, naming the path. A folder is written un
 hidden name beside its target and swapped in with one rename, so a reader sees the old folder
 or the new one, never a mix; afterwards only the files the old folder's manifest names are
 removed, so a file someone put there survives (and keeps the old folder in place, renamed).
+
+What is written follows the umask, as any tool's output does (tempfile's 0700 folders and
+0600 files would not): a folder prepared on the host is readable by the container's user.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
@@ -67,17 +70,29 @@ def check_file_target(path: Path, what: str, owned: Callable[[Path], bool]) -> N
 
 
 def staging_folder(out: Path) -> Path:
-    """A new, empty, hidden folder beside `out` to write it in."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    """A new, empty, hidden folder beside `out` to write it in (its mode as the umask says)."""
+    return _fresh(out, "tmp", lambda path: path.mkdir(0o777))
 
 
 def staging_file(path: Path) -> Path:
-    """A new, empty, hidden file beside `path` to write it in."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    os.close(handle)
-    return Path(name)
+    """A new, empty, hidden file beside `path` to write it in (its mode as the umask says)."""
+    return _fresh(path, "tmp", _create_file)
+
+
+def _fresh(target: Path, kind: str, create: Callable[[Path], object]) -> Path:
+    """A new hidden path beside `target`, named `.NAME.KIND-RANDOM`, made by `create`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        path = target.parent / f".{target.name}.{kind}-{secrets.token_hex(4)}"
+        try:
+            create(path)
+        except FileExistsError:
+            continue
+        return path
+
+
+def _create_file(path: Path) -> None:
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
 
 
 def swap_in(staging: Path, out: Path, old_files: Iterable[str] = ()) -> None:
@@ -95,7 +110,7 @@ def swap_in(staging: Path, out: Path, old_files: Iterable[str] = ()) -> None:
         old = staging  # the old folder now lives at the staging name
     else:
         # rename(2) replaces an empty directory: a fresh one reserves the old folder's name.
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old = _fresh(out, "old", lambda path: path.mkdir(0o700))
         out.rename(old)
         staging.rename(out)
     remove_owned(old, old_files)

@@ -24,7 +24,7 @@ import faiss
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.files.reading import check_confined, require_file
+from service.engine.files.reading import check_confined, require_file, unreadable
 from service.engine.files.writing import check_file_target, staging_file
 from service.engine.indexes.recall import Recall, Truth
 from service.engine.search.approximate import (
@@ -132,6 +132,8 @@ def _read_sidecar(path: Path) -> dict[str, Any] | None:
         return None
     try:
         facts = json.loads(path.read_text(encoding="utf-8"))
+    except PermissionError:
+        raise unreadable(path) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         raise TableLoadError(path, "not an index sidecar: invalid JSON") from None
     if not isinstance(facts, dict) or facts.get("format") != FORMAT:
