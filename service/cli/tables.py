@@ -23,10 +23,18 @@ from service.engine.indexes.files import check_index_target, save_index
 from service.engine.search.approximate import APPROXIMATE, ApproximateIndex
 from service.engine.search.cosine import CosineSearch
 from service.engine.tables.layout import LAYOUTS
-from service.engine.tables.prepared import check_prepared_target, fingerprint, write_prepared
+from service.engine.tables.prepared import (
+    INDEX_SIDECAR,
+    check_prepared_target,
+    fingerprint,
+    write_prepared,
+)
 from service.engine.tables.table import EmbeddingTable
 from service.loading.indexes import PREPARED_INDEX
 from service.loading.tables import read_source, read_spec
+
+# A prepared folder's index files, counted apart from the table's bytes.
+INDEX_FILES = frozenset({PREPARED_INDEX, INDEX_SIDECAR})
 
 
 def add_index_options(parser: argparse.ArgumentParser, default: str | None) -> None:
@@ -50,22 +58,31 @@ def with_index_options(spec: TableSpec, args: argparse.Namespace) -> TableSpec:
 
 
 def prepare(args: argparse.Namespace) -> int:
-    """Write a table's prepared folder (and its index, with --index)."""
+    """Write a table's prepared folder (and its index, with --index, built before the folder
+    is put in place: an interrupted prepare leaves nothing that looks finished)."""
     spec = with_index_options(spec_of(args), args)
-    check_prepared_target(args.out)  # before the read: a refusal costs nothing
+    out = Path(args.out)
+    check_prepared_target(out)  # before the read: a refusal costs nothing
     started = time.perf_counter()
     table = read_source(spec)
     say(f"read {table.rows:,} x {table.width} in {time.perf_counter() - started:.1f} s")
-    write_prepared(table, args.out, {"spec": spec.model_dump(mode="json")}, args.layout)
+    index: dict[str, Any] = {}
+
+    def build_index(folder: Path) -> None:
+        index.update(build(table, spec, folder / PREPARED_INDEX, args.threads))
+        index["source"] = str(out / PREPARED_INDEX)
+
+    finish = build_index if spec.index is not None else None
+    write_prepared(table, out, {"spec": spec.model_dump(mode="json")}, args.layout, finish)
     summary: dict[str, Any] = {
-        "out": str(args.out),
+        "out": str(out),
         "rows": table.rows,
         "width": table.width,
         "layout": args.layout,
-        "bytes": sum(f.stat().st_size for f in Path(args.out).iterdir()),
+        "bytes": sum(f.stat().st_size for f in out.iterdir() if f.name not in INDEX_FILES),
     }
-    if spec.index is not None:
-        summary["index"] = build(table, spec, Path(args.out) / PREPARED_INDEX, args.threads)
+    if index:
+        summary["index"] = index
     summary["seconds"] = round(time.perf_counter() - started, 2)
     print(json.dumps(summary, indent=2))
     return 0
@@ -90,7 +107,12 @@ def build(table: EmbeddingTable, spec: TableSpec, out: Path, threads: int | None
     parameters = spec.index_parameters(spec.index).resolved(table.rows, table.width, spec.path)
     indexing = Indexing(CosineSearch(table), parameters)
     bar = ProgressBar(f"building {parameters.kind}", table.rows)
-    approximate: ApproximateIndex = indexing.build(bar.update, lambda: say("measuring recall@10"))
+    try:
+        approximate: ApproximateIndex = indexing.build(
+            bar.update, lambda: say("measuring recall@10")
+        )
+    finally:
+        bar.close()  # an error or Ctrl-C is then said on a line of its own
     assert indexing.truth is not None and indexing.recall is not None
     save_index(Path(out), approximate, fingerprint(table), indexing.truth, indexing.recall)
     facts = indexing.facts()
@@ -111,6 +133,7 @@ class ProgressBar:
     def __init__(self, label: str, total: int, stream: TextIO = sys.stderr) -> None:
         self.label, self.total, self.stream = label, total, stream
         self.started = time.monotonic()
+        self.open = False  # a line drawn and not yet ended
 
     def update(self, done: int, total: int) -> None:
         """Redraw the line for `done` of `total` rows."""
@@ -122,8 +145,14 @@ class ProgressBar:
             f"\r{self.label} [{'#' * filled}{'.' * (self.WIDTH - filled)}] "
             f"{done:,}/{total:,} rows ({share:.0%}), {clock(elapsed)} elapsed, ETA {clock(eta)}"
         )
-        end = "\n" if done >= total else ""
-        print(line, end=end, file=self.stream, flush=True)
+        self.open = done < total
+        print(line, end="" if self.open else "\n", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """End a line left unfinished by a build that stopped."""
+        if self.open:
+            print(file=self.stream, flush=True)
+            self.open = False
 
 
 def clock(seconds: float) -> str:

@@ -1,11 +1,12 @@
 """Prepared folders through the real CLI, as a host and a container share them: written as the
-umask says, served by the container's user, refused in one line where that user may not
-read them."""
+umask says, served by the container's user, refused in one line where that user may not read
+them, and never left half-made by Ctrl-C."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from harness.server import forget, free_port, start_server
 from tests.integration.test_cli import call, errors_of
 from tests.robustness.conftest import write_table
+from tests.test_writes import snapshot
 
 # The user the image runs the service as (Dockerfile: USER 10001:10001).
 CONTAINER_USER = 10001
@@ -102,3 +104,52 @@ def test_what_the_server_may_not_read_stops_start_up_with_one_line(
     [line] = errors_of(result.stderr)
     assert line.startswith(f"embedding-service: error: {out / named}: cannot read: permission")
     assert f"uid {CONTAINER_USER}" in line and "chmod -R a+rX" in line
+
+
+def interrupt_prepare(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """`prepare SOURCE OUT --index hnsw`, sent SIGINT (Ctrl-C) once its read is done and the
+    build has begun; its exit status and output."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "prepare", str(source), str(out), "--index", "hnsw"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    first = process.stderr.readline()  # "read R x W in S s": the build starts next
+    assert first.startswith("read "), first
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, first + stderr)
+
+
+@pytest.fixture(scope="module")
+def big_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A table whose HNSW build takes seconds, so SIGINT lands while it runs."""
+    from harness.synthetic_table import write_table as write_binary
+
+    path = tmp_path_factory.mktemp("interrupted") / "big.bin"
+    write_binary(path, 60_000, 64, seed=5)
+    return path
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_index_build_leaves_no_folder(big_source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "prepared"
+    result = interrupt_prepare(big_source, out)
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.split("\n")[-2] == (
+        f"embedding-service: interrupted: nothing was written, {out} is as it was"
+    )
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    assert not list(tmp_path.iterdir())  # nor a hidden staging folder
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_replacing_a_prepared_folder_keeps_the_old_one(
+    big_source: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "prepared"
+    assert run("prepare", str(small_source(tmp_path)), str(out)).returncode == 0
+    before = snapshot(tmp_path)
+    result = interrupt_prepare(big_source, out)
+    assert result.returncode == 130, result.stderr
+    assert snapshot(tmp_path) == before
