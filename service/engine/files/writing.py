@@ -30,13 +30,14 @@ RENAME_EXCHANGE = 2
 
 
 class RefusedOverwrite(TableLoadError):
-    """The path to write exists and is not the service's own output: it is left untouched."""
+    """The path to write exists and is not the service's own output: it is left untouched.
+    `found` says what is there ("exists and is ...")."""
 
-    def __init__(self, path: object, what: str, found: str) -> None:
+    def __init__(self, path: object, found: str) -> None:
         super().__init__(
             path,
-            f"exists and is {found}, not {what}; refusing to replace it (nothing was written): "
-            "give a new path or an empty directory",
+            f"{found}; refusing to replace it (nothing was written): give a new path or an "
+            "empty directory",
         )
 
 
@@ -46,27 +47,32 @@ def check_folder_target(out: Path, what: str, owned: Callable[[Path], set[str] |
     if not out.exists() and not out.is_symlink():
         return
     if out.is_symlink() or not out.is_dir():
-        raise RefusedOverwrite(out, what, "a file")
+        raise RefusedOverwrite(out, f"exists and is a file, not {what}")
     names = {child.name for child in out.iterdir()}
     if not names:
         return
     mine = owned(out)
     if mine is None:
-        raise RefusedOverwrite(out, what, "a directory that is not one")
+        held = _entries(sorted(names))
+        raise RefusedOverwrite(out, f"exists and is a directory of {held}, not {what}")
     foreign = sorted(names - mine)
     if foreign:
-        shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
-        raise RefusedOverwrite(
-            out, what, f"{what} that also holds files it did not write ({shown})"
-        )
+        held = _entries(foreign)
+        raise RefusedOverwrite(out, f"is {what}, but also holds {held} the service did not write")
+
+
+def _entries(names: list[str]) -> str:
+    """`3 entries (a, b, c)`: how many, and the first five names."""
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return f"{len(names)} {'entry' if len(names) == 1 else 'entries'} ({shown})"
 
 
 def check_file_target(path: Path, what: str, owned: Callable[[Path], bool]) -> None:
     """Refuse `path` unless it is missing or `owned(path)` says the service wrote it."""
     if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise RefusedOverwrite(path, what, "not a plain file")
+        raise RefusedOverwrite(path, f"exists and is not a plain file, as {what} is")
     if path.exists() and not owned(path):
-        raise RefusedOverwrite(path, what, "a file the service did not write")
+        raise RefusedOverwrite(path, f"exists and is a file the service did not write, not {what}")
 
 
 def staging_folder(out: Path) -> Path:
