@@ -100,3 +100,4 @@ def test_king_on_a_lower_case_table_is_told_the_text_form(app_of: AppOf) -> None
     error = assert_envelope(answer, 404, "UnknownToken")
     assert error["tokens"] == ["King"]
     assert 'send {"text": "King"}' in error["message"]
+    assert error["hint"] == {"token": "King", "row": "king", "by": "text"}
