@@ -11,10 +11,10 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
-from typing import IO
+from typing import IO, Any
 
 START_TIMEOUT = 60
 # The stderr file of each server started here, by process id.
@@ -110,16 +110,22 @@ def _limit_open_files(count: int) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
-def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:
-    """Poll /readyz until 200; fail with the server's stderr if it exits first."""
-    deadline = time.monotonic() + START_TIMEOUT
+def wait_until_ready(
+    base: str,
+    process: subprocess.Popen[Any],
+    said: Callable[[], str] | None = None,
+    timeout: float = START_TIMEOUT,
+) -> None:
+    """Poll /readyz until 200; fail with what the server said (`said`, by default its stderr
+    as start_server keeps it) if it exits first."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited: {server_log(process)}")
+            raise RuntimeError(f"server exited: {(said or partial(server_log, process))()}")
         try:
             with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
                 if response.status == 200:
                     return
         except OSError:
             time.sleep(0.2)
-    raise TimeoutError(f"server not ready within {START_TIMEOUT}s")
+    raise TimeoutError(f"server not ready within {timeout}s")

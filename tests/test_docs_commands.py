@@ -29,16 +29,15 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from harness.server import free_port, running_server
+from harness.server import free_port, running_server, wait_until_ready
 
 pytestmark = pytest.mark.slow
 
@@ -230,6 +229,9 @@ def provide_stand_ins(command: str, scratch: Path) -> None:
             write(path)
 
 
+# How a command fails: its exit, an answer that is not JSON, a server that exits or is never
+# ready, a hang.
+FAILURES = (AssertionError, ValueError, RuntimeError, TimeoutError, subprocess.TimeoutExpired)
 # Every command's shell: curl failing on an error status, within a bound.
 PREAMBLE = 'set -euo pipefail\ncurl() { command curl --fail-with-body --max-time 300 "$@"; }\n'
 
@@ -249,6 +251,10 @@ def run_command(command: str, variables: list[str], scratch: Path) -> str:
     return result.stdout
 
 
+def tail(log: Path) -> str:
+    return log.read_text()[-2000:]
+
+
 def run_server(command: str, variables: list[str], scratch: Path) -> None:
     """Start a `serve` command on a free port, wait until it is ready, stop it."""
     port = free_port()
@@ -260,24 +266,12 @@ def run_server(command: str, variables: list[str], scratch: Path) -> None:
             env={**os.environ, "EMBEDDING_SERVICE_PORT": str(port)}, start_new_session=True,
         )  # fmt: skip
     try:
-        wait_until_ready(port, process, log)
+        said = partial(tail, log)
+        wait_until_ready(f"http://127.0.0.1:{port}", process, said, START_TIMEOUT)
     finally:
         with contextlib.suppress(ProcessLookupError):  # it exited by itself
             os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=60)
-
-
-def wait_until_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"exited {process.returncode}:\n{log.read_text()[-2000:]}"
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise AssertionError(f"not ready within {START_TIMEOUT} s:\n{log.read_text()[-2000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -306,7 +300,7 @@ def test_every_command_of_the_page_runs(page: Path, server: str, tmp_path: Path)
                     run_server(run, variables, tmp_path)
                 else:
                     run_command(run, variables, tmp_path)
-            except (AssertionError, ValueError, subprocess.TimeoutExpired) as error:
+            except FAILURES as error:
                 failures.append(f"{block}: {command}\n{error}")
             if ASSIGNMENT.match(command):
                 variables.append(run)
