@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from service.cli.options import add_path, spec_of
+from service.cli.progress import ProgressBar, ctrl_c_between_steps, say
 from service.config import TableSpec
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import check_index_target, save_index
@@ -107,64 +107,23 @@ def build(table: EmbeddingTable, spec: TableSpec, out: Path, threads: int | None
     parameters = spec.index_parameters(spec.index).resolved(table.rows, table.width, spec.path)
     indexing = Indexing(CosineSearch(table), parameters)
     bar = ProgressBar(f"building {parameters.kind}", table.rows)
-    try:
-        approximate: ApproximateIndex = indexing.build(
-            bar.update, lambda: say("measuring recall@10")
-        )
-    finally:
-        bar.close()  # an error or Ctrl-C is then said on a line of its own
+    with ctrl_c_between_steps(bar) as check:
+        bar.update(0, table.rows)  # at once: the first block of rows can take minutes
+
+        def progress(done: int, total: int) -> None:
+            check()
+            bar.update(done, total)
+
+        def measuring() -> None:
+            check()
+            say("measuring recall@10")
+
+        approximate: ApproximateIndex = indexing.build(progress, measuring)
     assert indexing.truth is not None and indexing.recall is not None
     save_index(Path(out), approximate, fingerprint(table), indexing.truth, indexing.recall)
     facts = indexing.facts()
     facts["source"] = str(out)
     return facts
-
-
-def say(message: str, stream: TextIO = sys.stderr) -> None:
-    """A line of progress on stderr."""
-    print(message, file=stream, flush=True)
-
-
-class ProgressBar:
-    """`label: done / total rows (share), elapsed, ETA` on one rewritten stderr line."""
-
-    WIDTH = 30
-
-    def __init__(self, label: str, total: int, stream: TextIO = sys.stderr) -> None:
-        self.label, self.total, self.stream = label, total, stream
-        self.started = time.monotonic()
-        self.open = False  # a line drawn and not yet ended
-
-    def update(self, done: int, total: int) -> None:
-        """Redraw the line for `done` of `total` rows."""
-        elapsed = time.monotonic() - self.started
-        share = done / max(1, total)
-        filled = int(self.WIDTH * share)
-        eta = elapsed / done * (total - done) if done else float("nan")
-        line = (
-            f"\r{self.label} [{'#' * filled}{'.' * (self.WIDTH - filled)}] "
-            f"{done:,}/{total:,} rows ({share:.0%}), {clock(elapsed)} elapsed, ETA {clock(eta)}"
-        )
-        self.open = done < total
-        print(line, end="" if self.open else "\n", file=self.stream, flush=True)
-
-    def close(self) -> None:
-        """End a line left unfinished by a build that stopped."""
-        if self.open:
-            print(file=self.stream, flush=True)
-            self.open = False
-
-
-def clock(seconds: float) -> str:
-    """Seconds as 1h02m03s / 2m03s / 3s ('?' when unknown)."""
-    if seconds != seconds:  # NaN: no rate yet
-        return "?"
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 def add_commands(commands: Any) -> None:

@@ -106,19 +106,26 @@ def test_what_the_server_may_not_read_stops_start_up_with_one_line(
     assert f"uid {CONTAINER_USER}" in line and "chmod -R a+rX" in line
 
 
+def interrupt(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m service ARGS`, sent SIGINT (Ctrl-C) once its index build has begun (its
+    progress line says "building"); its exit status and output."""
+    command = [sys.executable, "-m", "service", *args]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    with subprocess.Popen(command, **pipes) as process:  # type: ignore[call-overload]
+        said = ""
+        while "building" not in said:  # read and table done: the build runs
+            character = process.stderr.read(1)
+            assert character, f"ended before its build: {said}"
+            said += character
+        process.send_signal(signal.SIGINT)
+        said += process.stderr.read()  # through the same buffer: communicate() would skip it
+        stdout = process.stdout.read()
+        code = process.wait(timeout=300)
+    return subprocess.CompletedProcess(command, code, stdout, said)
+
+
 def interrupt_prepare(source: Path, out: Path) -> subprocess.CompletedProcess[str]:
-    """`prepare SOURCE OUT --index hnsw`, sent SIGINT (Ctrl-C) once its read is done and the
-    build has begun; its exit status and output."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "prepare", str(source), str(out), "--index", "hnsw"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert process.stderr is not None
-    first = process.stderr.readline()  # "read R x W in S s": the build starts next
-    assert first.startswith("read "), first
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=300)
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, first + stderr)
+    return interrupt("prepare", str(source), str(out), "--index", "hnsw")
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +160,12 @@ def test_ctrl_c_while_replacing_a_prepared_folder_keeps_the_old_one(
     result = interrupt_prepare(big_source, out)
     assert result.returncode == 130, result.stderr
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_index_build_leaves_no_file(big_source: Path, tmp_path: Path) -> None:
+    out = tmp_path / "big.faiss"
+    result = interrupt("index", "build", str(big_source), "--out", str(out), "--index", "hnsw")
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.split("\n")[-2].endswith(f"nothing was written, {out} is as it was")
+    assert not list(tmp_path.iterdir())

@@ -78,11 +78,13 @@ def save_index(
         check_index_target(path)  # again: writing a big index takes a while
         os.replace(staging, path)
         os.replace(sidecar_staging, sidecar)
-    except (OSError, RuntimeError) as error:
+    except BaseException as error:  # Ctrl-C too: no half-written file is left behind
         for written in (staging, sidecar_staging):
             if written is not None:
                 written.unlink(missing_ok=True)
-        raise TableLoadError(path, f"cannot write the index ({error})") from None
+        if isinstance(error, OSError | RuntimeError):
+            raise TableLoadError(path, f"cannot write the index ({error})") from None
+        raise
 
 
 def check_index_target(path: Path) -> None:
