@@ -98,7 +98,7 @@ def build_phase(
     """Build HNSW (saved as the prepared folder's index) and IVF, every core, as the CLI does."""
     import faiss
 
-    from service.cli.tables import ProgressBar
+    from service.cli.progress import ProgressBar
 
     phase(f"4. index builds ({os.cpu_count()} threads)")
     faiss.omp_set_num_threads(os.cpu_count() or 1)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Time from `git clone` to a ready server (scripts/serve), and the size of the venv it made.
+# Time from `git clone` to a ready server (scripts/serve), and the size of the venv it made;
+# then, in a second fresh clone, the time and size of the test venv (scripts/bootstrap test).
 #
 #   benchmarks/setup_time.sh            # clones this repository's HEAD into a temporary folder
 #
@@ -34,3 +35,12 @@ print("neighbours of king:", json.load(urllib.request.urlopen(request))["neighbo
 PY
 if .venv/bin/python -c "import torch" 2>/dev/null; then echo "torch is installed"; exit 1; fi
 echo "torch: not installed"
+kill "$server"; wait "$server" 2>/dev/null || true; server=""  # the second part runs alone
+
+started=$(date +%s.%N)
+git clone -q "$repo" "$work/tests"
+cd "$work/tests"
+PIP_NO_CACHE_DIR=1 scripts/bootstrap test 2> "$work/bootstrap.log" ||
+    { echo "scripts/bootstrap test failed:"; tail -20 "$work/bootstrap.log"; exit 1; }
+printf 'git clone to a test venv: %.1f s\n' "$(echo "$(date +%s.%N) - $started" | bc)"
+echo "test venv size: $(du -sm .venv | cut -f1) MB"

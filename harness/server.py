@@ -14,7 +14,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
-from typing import IO
+from typing import IO, Any
 
 START_TIMEOUT = 60
 # The stderr file of each server started here, by process id.
@@ -34,12 +34,14 @@ def start_server(
     cwd: str | None = None,
     open_files: int | None = None,
     python_args: Sequence[str] = ("-m", "service"),
+    runner: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[str], str]:
     """`python -m service serve` with extra env/args on a free port, once ready: (process, URL).
 
     `cwd` runs the `service` package found there (another checkout, for a side-by-side run);
     `open_files` caps the server's file descriptors (a container's `--ulimit nofile`);
-    `python_args` replace `-m service` (a wrapper that runs it, e.g. under a profiler).
+    `python_args` replace `-m service` (a wrapper that runs it, e.g. under a profiler);
+    `runner` goes before the interpreter (a command that runs it as another user).
     """
     port = free_port()
     # A file, not a pipe: nobody reads the server's log while it runs, and a full pipe would
@@ -48,7 +50,7 @@ def start_server(
     # at the end; with a shared offset a worker once overwrote half of the supervisor's line.
     log = tempfile.TemporaryFile("a+", encoding="utf-8")  # noqa: SIM115 (lives with the server)
     process = subprocess.Popen(
-        [sys.executable, *python_args, "serve", "--port", str(port), *args],
+        [*runner, sys.executable, *python_args, "serve", "--port", str(port), *args],
         cwd=cwd,
         preexec_fn=None if open_files is None else partial(_limit_open_files, open_files),
         env={**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning", **(env or {})},
@@ -108,9 +110,16 @@ def _limit_open_files(count: int) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
-def wait_until_ready(base: str, process: subprocess.Popen[str]) -> None:
-    """Poll /readyz until 200; fail with the server's stderr if it exits first."""
-    poll_ready(base, lambda: None if process.poll() is None else server_log(process))
+def wait_until_ready(
+    base: str,
+    process: subprocess.Popen[Any],
+    said: Callable[[], str] | None = None,
+    timeout: float = START_TIMEOUT,
+) -> None:
+    """Poll /readyz until 200; fail with what the server said (`said`, by default its stderr
+    as start_server keeps it) if it exits first."""
+    tell = said or partial(server_log, process)
+    poll_ready(base, lambda: None if process.poll() is None else tell(), timeout)
 
 
 def poll_ready(base: str, exited: Callable[[], str | None], seconds: float = START_TIMEOUT) -> None:

@@ -26,8 +26,12 @@ def checkout(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path, calls
 
 
-def bootstrap(folder: Path, *extras: str) -> None:
-    subprocess.run(["bash", "scripts/bootstrap", *extras], cwd=folder, check=True, timeout=60)
+def bootstrap(folder: Path, *extras: str) -> str:
+    """Run scripts/bootstrap; what it said on stderr."""
+    return subprocess.run(
+        ["bash", "scripts/bootstrap", *extras],
+        cwd=folder, check=True, timeout=60, stderr=subprocess.PIPE, text=True,
+    ).stderr  # fmt: skip
 
 
 def installs(calls: Path) -> int:
@@ -44,6 +48,15 @@ def test_a_second_run_installs_nothing(tmp_path: Path) -> None:
     assert installs(calls) == 2  # the lock, then the project itself
     bootstrap(folder)
     assert installs(calls) == 2
+
+
+def test_an_install_says_what_it_does_and_a_second_run_is_silent(tmp_path: Path) -> None:
+    # The first scripts/serve installs for about a minute behind pip's -q: it must say so.
+    folder, _ = checkout(tmp_path)
+    said = bootstrap(folder).splitlines()
+    assert said[0].startswith("bootstrap: installing the dependencies into .venv from deploy/")
+    assert "about a minute" in said[0] and said[-1].startswith("bootstrap: done in ")
+    assert bootstrap(folder) == ""
 
 
 def test_a_changed_kernel_source_installs_again(tmp_path: Path) -> None:

@@ -55,6 +55,22 @@ def test_a_fasttext_model_binary_says_what_it_is_and_what_loads(tmp_path: Path) 
         load_table(path)
 
 
+@pytest.mark.parametrize("name", ["lee_fasttext.bin", "cp852_fasttext.bin"])
+def test_an_old_format_fasttext_binary_says_so_and_what_loads(name: str, tmp_path: Path) -> None:
+    """gensim's own old-format fastText files (no magic number) were a "bad header"; the way
+    out the message gives is run here: gensim writes the .vec, which serves."""
+    from gensim.models.fasttext import load_facebook_vectors
+    from gensim.test.utils import datapath
+
+    with pytest.raises(TableLoadError, match="is a fastText model binary in the old format"):
+        load_table(datapath(name))
+    vectors = load_facebook_vectors(datapath(name))
+    vectors.save_word2vec_format(str(tmp_path / "out.vec"))
+    table = load_table(tmp_path / "out.vec")
+    assert list(table.tokens) == list(vectors.index_to_key)
+    np.testing.assert_array_equal(table.vectors, vectors.vectors)
+
+
 def test_an_unknown_extension_names_the_flag_and_the_key(tmp_path: Path) -> None:
     path = tmp_path / "vectors.weird"
     path.write_text("x")
@@ -84,3 +100,4 @@ def test_king_on_a_lower_case_table_is_told_the_text_form(app_of: AppOf) -> None
     error = assert_envelope(answer, 404, "UnknownToken")
     assert error["tokens"] == ["King"]
     assert 'send {"text": "King"}' in error["message"]
+    assert error["hint"] == {"token": "King", "row": "king", "by": "text"}

@@ -53,7 +53,9 @@ def test_prepare_refuses_a_folder_of_tables_and_deletes_nothing(
     status = cli.main(["prepare", str(tables_folder / "table0.npy"), str(tables_folder)])
     assert status == 2
     message = capsys.readouterr().err
-    assert "is a directory that is not one" in message and "nothing was written" in message
+    said = f"{tables_folder}: exists and is a directory of 24 entries (table0.npy, table0.vocab,"
+    assert said in message and "table10.npy, ...), not a prepared table folder;" in message
+    assert "nothing was written" in message
     assert snapshot(tables_folder.parent) == before
 
 
@@ -71,7 +73,7 @@ def test_a_prepared_folder_with_a_foreign_file_is_not_replaced(tmp_path: Path) -
     out = write_prepared(small_table(), tmp_path / "prepared")
     (out / "README.txt").write_text("mine")
     before = snapshot(tmp_path)
-    with pytest.raises(RefusedOverwrite, match=r"files it did not write \(README.txt\)"):
+    with pytest.raises(RefusedOverwrite, match=r"also holds 1 entry \(README.txt\) the service"):
         write_prepared(small_table(3), out)
     assert snapshot(tmp_path) == before
 
@@ -141,7 +143,7 @@ def test_a_cache_entry_that_is_not_a_prepared_folder_is_refused(tmp_path: Path) 
     entry = entry_of(spec, cache)
     entry.mkdir(parents=True)
     (entry / "mine.txt").write_text("keep me")
-    with pytest.raises(TableLoadError, match="is a directory that is not one"):
+    with pytest.raises(TableLoadError, match=r"a directory of 1 entry \(mine.txt\), not a prep"):
         read_spec(spec, cache)
     assert (entry / "mine.txt").read_text() == "keep me"
 

@@ -24,6 +24,7 @@ from service.loading.registry import Registry
 from service.loading.tables import load_spec, read_spec
 from service.operations.catalog import OPERATIONS
 from service.operations.door import Services, answer
+from service.operations.hints import Hint
 from service.operations.limits import Limits
 from service.runtime.runtime import Runtime
 
@@ -94,8 +95,18 @@ async def answered_once(
         await runtime.close()
     decoded = orjson.loads(encoded.body)
     if encoded.status != 200:
-        raise Refused(decoded["error"]["message"])
+        raise Refused(command_line_message(decoded["error"]))
     return decoded
+
+
+def command_line_message(error: dict[str, Any]) -> str:
+    """An error envelope's message, with its hint worded for the command line: a command has
+    no `{"text": ...}` to send, nor a served table's settings."""
+    message: str = error["message"]
+    if "hint" not in error:
+        return message
+    hint = Hint.of_json(error["hint"])
+    return message.removesuffix(hint.for_request()) + hint.for_command_line()
 
 
 def info(args: argparse.Namespace) -> int:

@@ -17,6 +17,8 @@ from service.errors import invalid_request
 from service.schemas.diagnostics import BUILTIN_SETS
 
 PROGRAM = "embedding-service"
+# The exit status of a command stopped by Ctrl-C, as a shell reports one: 128 + SIGINT.
+INTERRUPTED = 130
 
 __all__ = ["build_parser", "main", "parse_table_flag"]
 
@@ -171,6 +173,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"invalid settings: {invalid_request(problems).message}")
     except (FileNotFoundError, ValueError) as error:
         return _fail(str(error))
+    except KeyboardInterrupt:
+        print(f"{PROGRAM}: {_interrupted(args)}", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """What Ctrl-C left: prepare and index build put what they write in place whole at their
+    end, so an interrupted one changed nothing."""
+    if args.command in ("prepare", "index"):
+        return f"interrupted: nothing was written, {args.out} is as it was"
+    return "interrupted"
 
 
 def _fail(message: str) -> int:

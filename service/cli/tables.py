@@ -11,22 +11,30 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from service.cli.options import add_path, spec_of
+from service.cli.progress import ProgressBar, ctrl_c_between_steps, say
 from service.config import TableSpec
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import check_index_target, save_index
 from service.engine.search.approximate import APPROXIMATE, ApproximateIndex
 from service.engine.search.cosine import CosineSearch
 from service.engine.tables.layout import LAYOUTS
-from service.engine.tables.prepared import check_prepared_target, fingerprint, write_prepared
+from service.engine.tables.prepared import (
+    INDEX_SIDECAR,
+    check_prepared_target,
+    fingerprint,
+    write_prepared,
+)
 from service.engine.tables.table import EmbeddingTable
 from service.loading.indexes import PREPARED_INDEX
 from service.loading.tables import read_source, read_spec
+
+# A prepared folder's index files, counted apart from the table's bytes.
+INDEX_FILES = frozenset({PREPARED_INDEX, INDEX_SIDECAR})
 
 
 def add_index_options(parser: argparse.ArgumentParser, default: str | None) -> None:
@@ -50,22 +58,31 @@ def with_index_options(spec: TableSpec, args: argparse.Namespace) -> TableSpec:
 
 
 def prepare(args: argparse.Namespace) -> int:
-    """Write a table's prepared folder (and its index, with --index)."""
+    """Write a table's prepared folder (and its index, with --index, built before the folder
+    is put in place: an interrupted prepare leaves nothing that looks finished)."""
     spec = with_index_options(spec_of(args), args)
-    check_prepared_target(args.out)  # before the read: a refusal costs nothing
+    out = Path(args.out)
+    check_prepared_target(out)  # before the read: a refusal costs nothing
     started = time.perf_counter()
     table = read_source(spec)
     say(f"read {table.rows:,} x {table.width} in {time.perf_counter() - started:.1f} s")
-    write_prepared(table, args.out, {"spec": spec.model_dump(mode="json")}, args.layout)
+    index: dict[str, Any] = {}
+
+    def build_index(folder: Path) -> None:
+        index.update(build(table, spec, folder / PREPARED_INDEX, args.threads))
+        index["source"] = str(out / PREPARED_INDEX)
+
+    finish = build_index if spec.index is not None else None
+    write_prepared(table, out, {"spec": spec.model_dump(mode="json")}, args.layout, finish)
     summary: dict[str, Any] = {
-        "out": str(args.out),
+        "out": str(out),
         "rows": table.rows,
         "width": table.width,
         "layout": args.layout,
-        "bytes": sum(f.stat().st_size for f in Path(args.out).iterdir()),
+        "bytes": sum(f.stat().st_size for f in out.iterdir() if f.name not in INDEX_FILES),
     }
-    if spec.index is not None:
-        summary["index"] = build(table, spec, Path(args.out) / PREPARED_INDEX, args.threads)
+    if index:
+        summary["index"] = index
     summary["seconds"] = round(time.perf_counter() - started, 2)
     print(json.dumps(summary, indent=2))
     return 0
@@ -90,52 +107,23 @@ def build(table: EmbeddingTable, spec: TableSpec, out: Path, threads: int | None
     parameters = spec.index_parameters(spec.index).resolved(table.rows, table.width, spec.path)
     indexing = Indexing(CosineSearch(table), parameters)
     bar = ProgressBar(f"building {parameters.kind}", table.rows)
-    approximate: ApproximateIndex = indexing.build(bar.update, lambda: say("measuring recall@10"))
+    with ctrl_c_between_steps(bar) as check:
+        bar.update(0, table.rows)  # at once: the first block of rows can take minutes
+
+        def progress(done: int, total: int) -> None:
+            check()
+            bar.update(done, total)
+
+        def measuring() -> None:
+            check()
+            say("measuring recall@10")
+
+        approximate: ApproximateIndex = indexing.build(progress, measuring)
     assert indexing.truth is not None and indexing.recall is not None
     save_index(Path(out), approximate, fingerprint(table), indexing.truth, indexing.recall)
     facts = indexing.facts()
     facts["source"] = str(out)
     return facts
-
-
-def say(message: str, stream: TextIO = sys.stderr) -> None:
-    """A line of progress on stderr."""
-    print(message, file=stream, flush=True)
-
-
-class ProgressBar:
-    """`label: done / total rows (share), elapsed, ETA` on one rewritten stderr line."""
-
-    WIDTH = 30
-
-    def __init__(self, label: str, total: int, stream: TextIO = sys.stderr) -> None:
-        self.label, self.total, self.stream = label, total, stream
-        self.started = time.monotonic()
-
-    def update(self, done: int, total: int) -> None:
-        """Redraw the line for `done` of `total` rows."""
-        elapsed = time.monotonic() - self.started
-        share = done / max(1, total)
-        filled = int(self.WIDTH * share)
-        eta = elapsed / done * (total - done) if done else float("nan")
-        line = (
-            f"\r{self.label} [{'#' * filled}{'.' * (self.WIDTH - filled)}] "
-            f"{done:,}/{total:,} rows ({share:.0%}), {clock(elapsed)} elapsed, ETA {clock(eta)}"
-        )
-        end = "\n" if done >= total else ""
-        print(line, end=end, file=self.stream, flush=True)
-
-
-def clock(seconds: float) -> str:
-    """Seconds as 1h02m03s / 2m03s / 3s ('?' when unknown)."""
-    if seconds != seconds:  # NaN: no rate yet
-        return "?"
-    whole = int(seconds)
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 def add_commands(commands: Any) -> None:

@@ -23,10 +23,20 @@ class EngineError(Exception):
 class UnknownToken(EngineError):
     """One or more tokens are not in the table; every one of them is named."""
 
-    def __init__(self, tokens: Sequence[str], table_name: str = "", hint: str = "") -> None:
+    def __init__(
+        self,
+        tokens: Sequence[str],
+        table_name: str = "",
+        hint: str = "",
+        found: dict[str, Any] | None = None,
+    ) -> None:
         names = ", ".join(repr(token) for token in tokens)
         where = f" in table {table_name!r}" if table_name else ""
-        super().__init__(f"unknown token(s){where}: {names}{hint}", tokens=list(tokens))
+        # `found`: what would find one of them (operations/hints.py), as the envelope's `hint`.
+        details: dict[str, Any] = {"tokens": list(tokens)}
+        if found is not None:
+            details["hint"] = found
+        super().__init__(f"unknown token(s){where}: {names}{hint}", **details)
 
 
 class UnknownId(EngineError):

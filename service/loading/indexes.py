@@ -19,6 +19,7 @@ from pathlib import Path
 from service import metrics
 from service.config import TableSpec
 from service.engine.errors import EngineError, TableLoadError
+from service.engine.files.reading import unreadable
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.files import load_index, save_index, sidecar_of
 from service.engine.search.approximate import APPROXIMATE, IndexKind
@@ -66,10 +67,13 @@ def saved_index(spec: TableSpec, search: CosineSearch) -> Path | None:
 
 
 def saved_kind(path: Path) -> IndexKind | None:
-    """The kind a saved index's sidecar names (None without a readable one)."""
+    """The kind a saved index's sidecar names (None without a valid one; TableLoadError when
+    it may not be read: serving exactly would hide the index asked for)."""
     try:
         facts = json.loads(sidecar_of(path).read_text(encoding="utf-8"))
         kind = facts["parameters"]["kind"]
+    except PermissionError:
+        raise unreadable(sidecar_of(path)) from None
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return kind if kind in APPROXIMATE else None

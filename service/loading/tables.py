@@ -12,7 +12,7 @@ from service import metrics
 from service.config import Settings, TableSpec
 from service.engine.analysis.diagnostics import DEFAULT_FRACTION
 from service.engine.errors import EngineError, TableLoadError, UnknownTable
-from service.engine.files.reading import confined
+from service.engine.files.reading import confined, permission_errors
 from service.engine.loaders import detect_format, load_table
 from service.engine.loaders.checkpoints import checkpoint_files, load_checkpoints
 from service.engine.loaders.counts import with_counts
@@ -40,6 +40,11 @@ def read_spec(spec: TableSpec, cache_dir: Path | None = None) -> EmbeddingTable:
     spec whose path is a prepared folder is opened as it is. A checkpoint set is always read
     from its files: a prepared folder holds one version of a table, not a set.
     """
+    with permission_errors(spec.path or Path(spec.name)):
+        return _read_spec(spec, cache_dir)
+
+
+def _read_spec(spec: TableSpec, cache_dir: Path | None) -> EmbeddingTable:
     path = spec.path
     if cache_dir is not None and path is not None and not is_prepared(path):
         return cached_table(spec, cache_dir, partial(read_source, spec))

@@ -6,7 +6,6 @@ a 404 names all unknown tokens (and unknown words of texts) at once.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -14,7 +13,6 @@ import numpy as np
 
 from service.engine.errors import (
     EmptyText,
-    EngineError,
     InvalidVector,
     SeveralPieces,
     UnknownToken,
@@ -32,6 +30,7 @@ from service.engine.served import ServedTable
 from service.engine.tables.embedding import pool, split_texts
 from service.engine.tables.text import mean_row
 from service.operations.context import Context
+from service.operations.hints import hint_for
 from service.operations.limits import Limits
 from service.schemas.common import MAX_COMPONENT, Key, TextKey
 from service.schemas.search import (
@@ -70,7 +69,10 @@ class Resolver:
                 unknown.extend(error.details["tokens"])
         if unknown:
             unknown = list(dict.fromkeys(unknown))
-            raise UnknownToken(unknown, self.served.name, hint_for(self.served, unknown))
+            hint = hint_for(self.served, unknown)
+            if hint is None:
+                raise UnknownToken(unknown, self.served.name)
+            raise UnknownToken(unknown, self.served.name, hint.for_request(), hint.to_json())
         return self
 
     def _look_up(self, tokens: Iterable[str]) -> list[str]:
@@ -253,36 +255,6 @@ class Resolver:
                 vector=self.raw_vector(key), weight=term.weight, unit=True, what=_mean_of(key)
             )
         return Term(vector=vector_of(term.vector, term.vector_b64), weight=term.weight)
-
-
-# Unknown tokens looked at for a hint, at most: a hint costs a lookup and maybe a split each.
-HINTED = 8
-
-
-def hint_for(served: ServedTable, tokens: list[str]) -> str:
-    """What would find the first unknown token that something would find: the text form (a
-    tokenizer that lower-cases reads 'King' as 'king'), or the table's case fallback."""
-    for token in tokens[:HINTED]:
-        text = json.dumps({"text": token}, ensure_ascii=False)
-        if _one_piece(served, token):
-            return f" (send {text}: the table's tokenizer reads it as one row)"
-        found = None if served.case_insensitive else served.table.find(token, True)
-        if found is not None:
-            other = served.table.tokens[found]
-            return (
-                f" ({token!r} is {other!r} in another case: serve the table with "
-                "case_insensitive = true to fall back to it)"
-            )
-    return ""
-
-
-def _one_piece(served: ServedTable, token: str) -> bool:
-    if served.table.tokenizer is None or len(token) > 64:
-        return False
-    try:
-        return len(served.text.split(token).ids) == 1
-    except EngineError:
-        return False
 
 
 async def resolved(

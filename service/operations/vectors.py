@@ -19,8 +19,8 @@ from service.engine.tables.table import EmbeddingTable
 from service.metrics import timed
 from service.operations.answers import add_readable, add_vector, dumps
 from service.operations.context import Context
-from service.operations.resolving import Resolver, label, resolved, split_keys, vector_of
-from service.schemas.common import MatchedNames, TextKey
+from service.operations.resolving import Resolver, label, resolved, split_keys
+from service.schemas.common import MatchedNames
 from service.schemas.vectors import LookupRequest, ScoreRequest, SimilarityRequest
 
 
@@ -84,13 +84,13 @@ async def similarity(body: SimilarityRequest, context: Context) -> bytes:
 async def score(body: ScoreRequest, context: Context) -> bytes:
     """The JSON answer to output scoring: raw dot products with every row, top-k and target."""
     resolver = Resolver(context.served, context.limits)
-    text = None if body.text is None else TextKey(text=body.text, pieces=body.pieces)
-    texts = [] if text is None else [(text.text, text.pieces)]
-    await resolved(context, resolver, [body.target] if body.target else [], texts)
+    tokens = [token for token in (body.token, body.target) if token is not None]
+    texts = [] if body.text is None else [(body.text, body.pieces)]
+    await resolved(context, resolver, tokens, texts)
     target = resolver.row(body.target) if body.target else None
-    vector = resolver.raw_vector(text) if text else vector_of(body.vector, body.vector_b64)
+    vector, _, _ = resolver.query_source(body)  # a token's or id's raw row, as a text's
     query = ScoreQuery(
-        vector=vector.astype(np.float32),
+        vector=np.asarray(vector, dtype=np.float32),
         k=context.limits.checked_k(body.k),
         softmax=body.softmax,
         temperature=body.temperature,
@@ -98,7 +98,7 @@ async def score(body: ScoreRequest, context: Context) -> bytes:
     )
     search = context.served.search
     scores = await context.runtime.score.submit((search, plan_score(search, query)))
-    decode = context.served.text.decode if text else None
+    decode = context.served.text.decode if body.text is not None else None
     return scores_json(context.served.table, scores, resolver.matched, decode)
 
 

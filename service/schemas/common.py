@@ -39,7 +39,9 @@ MAX_TEXT_LENGTH = 1_000_000
 MAX_COMPONENT = 1e15
 
 
-Token = Annotated[str, Field(min_length=1, max_length=MAX_TOKEN_LENGTH)]
+# A token may be empty: a row's token can be "" (a word2vec line that begins with a space, a
+# token whose bytes unicode_errors="ignore" drops), and gensim finds that row by its key.
+Token = Annotated[str, Field(max_length=MAX_TOKEN_LENGTH)]
 
 
 def _unicode(text: str) -> str:

@@ -95,9 +95,10 @@ class TableInfo(Strict):
     checkpoints: list[CheckpointInfo] = Field(
         description="The table's versions, first to last (the served one); one for a plain table."
     )
-    head: str = Field(
-        description='The rows /score scores against: "tied" (the table\'s own rows) or the '
-        "name of a language model's output tensor."
+    head: str | None = Field(
+        description='A language model\'s head, the rows /score scores against: "tied" (its '
+        "input rows) or the name of its output tensor; null for a table that is no model's "
+        "(word vectors have no head: /score scores the table's own rows)."
     )
     model: ModelSizes | None = Field(
         description="A language model's size table (safetensors or GGUF); null otherwise."

@@ -11,21 +11,18 @@ from pydantic import (
 from service.schemas.common import (
     INCOMPLETE,
     MAX_ITEMS,
-    Base64Vector,
     CheckpointIndex,
     Flag,
     K,
     Key,
     Matched,
     OneOf,
-    Pieces,
     RowId,
     Strict,
-    Text,
     Token,
-    Vector,
     exactly_one_of,
 )
+from service.schemas.search import QuerySource
 
 
 class LookupRequest(OneOf):
@@ -78,15 +75,9 @@ class SimilarityResponse(Matched):
     matrix: list[list[float]] | None = None
 
 
-class ScoreRequest(OneOf):
-    model_config = exactly_one_of("vector", "vector_b64", "text")
-
-    vector: Vector | None = None
-    vector_b64: Base64Vector | None = None
-    text: Text | None = Field(
-        None, description="Score this text's raw row (or the mean of its pieces' rows)."
-    )
-    pieces: Pieces = "one"
+# The query of /neighbors and /cosines (a token, an id, a vector or a text), scored by its raw
+# row (a text of several pieces: the mean of their raw rows), with the scoring's own fields.
+class ScoreRequest(QuerySource):
     k: K | None = None
     softmax: Flag = False
     temperature: float = Field(1.0, gt=0, le=1e6, allow_inf_nan=False)
@@ -111,9 +102,10 @@ class TargetScore(ScoredToken):
 
 
 class ScoreResponse(Matched):
-    head: str = Field(
-        description="The rows scored: \"tied\" (the table's own) or a language model's "
-        "output tensor (GET /v1/tables/{table} says which)."
+    head: str | None = Field(
+        description='The rows scored: a language model\'s output tensor, or "tied" (its '
+        "input rows); null: the table is no model's and its own rows were scored (GET "
+        "/v1/tables/{table} says the same)."
     )
     top: list[ScoredToken]
     target: TargetScore | None = None

@@ -139,6 +139,39 @@ def test_score_is_a_tied_output_layer(client: TestClient, minilm: EmbeddingTable
     assert answer["target"]["probability"] == pytest.approx(probabilities[queen], rel=1e-4)
 
 
+def test_word_vectors_have_no_head_and_a_model_says_its_own(client: TestClient) -> None:
+    """Plain word vectors were said to have a "tied" head: they have none (null), and /score
+    scores their own rows; MiniLM, a model whose head is its input rows, stays "tied"."""
+    for table, head in ((SMALL, None), (MINILM, "tied")):
+        assert client.get(table).json()["head"] == head
+        vector = client.post(f"{table}/lookup", json={"tokens": ["king"]}).json()["items"][0]
+        answer = client.post(f"{table}/score", json={"vector": vector["vector"], "k": 1}).json()
+        assert answer["head"] == head and len(answer["top"]) == 1
+
+
+def test_score_takes_a_token_or_an_id_as_every_query_does(
+    client: TestClient, minilm: EmbeddingTable
+) -> None:
+    """/score refused `token`: it scores the token's raw row, as the row's vector scores."""
+    row = minilm.token_to_id["paris"]
+    by_vector = client.post(f"{MINILM}/score", json={"vector": minilm.vectors[row].tolist()})
+    for query in ({"token": "paris"}, {"id": row}):
+        answer = client.post(f"{MINILM}/score", json=query)
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == by_vector.json()
+    queen = client.post(f"{SMALL}/lookup", json={"tokens": ["queen"]}).json()["items"][0]
+    folded = client.post(f"{SMALL}/score", json={"token": "QUEEN"}).json()
+    assert folded["matched"] == {"QUEEN": "queen"}  # the case fallback, as everywhere
+    assert (
+        folded["top"]
+        == client.post(f"{SMALL}/score", json={"vector": queen["vector"]}).json()["top"]
+    )
+    unknown = client.post(f"{MINILM}/score", json={"token": "dragonfruitz"})
+    assert unknown.status_code == 404 and unknown.json()["error"]["type"] == "UnknownToken"
+    both = client.post(f"{MINILM}/score", json={"token": "paris", "id": row})
+    assert both.status_code == 422
+
+
 def test_score_without_softmax_has_no_probabilities(client: TestClient) -> None:
     answer = client.post(f"{MINILM}/score", json={"vector": [0.1] * 384, "k": 2}).json()
     assert len(answer["top"]) == 2

@@ -76,3 +76,18 @@ def test_a_refused_query_is_one_line_naming_the_table(capsys, small_file: Path) 
     status, out, err = run(capsys, "query", "neighbors", "plum", "--table", str(small_file))
     assert (status, out) == (2, "")
     assert err.strip() == "embedding-service: error: unknown token(s) in table 'small.npy': 'plum'"
+
+
+def test_a_hint_is_given_in_command_line_terms_and_works(capsys, small_file: Path) -> None:
+    """The command line was told to send {"text": "King"}, which no command takes: it is told
+    which row to ask for, and asking for it answers."""
+    status, _, err = run(capsys, "query", "neighbors", "King", "-k", "1")
+    assert status == 2 and 'send {"text"' not in err
+    assert err.endswith("(the table's tokenizer reads 'King' as the row 'king': ask for 'king')\n")
+    assert run(capsys, "query", "neighbors", "king", "-k", "1")[0] == 0
+    status, _, err = run(capsys, "query", "neighbors", "QUEEN", "--table", str(small_file))
+    assert status == 2 and "serve the table" not in err
+    assert "'QUEEN' is 'queen' in another case: ask for 'queen', or name the table as " in err
+    spec = f"small={small_file},case_insensitive=true"
+    status, out, err = run(capsys, "query", "neighbors", "QUEEN", "-k", "1", "--table", spec)
+    assert status == 0 and json.loads(out)["matched"] == {"QUEEN": "queen"}, err

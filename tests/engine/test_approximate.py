@@ -97,11 +97,10 @@ def test_every_returned_score_is_the_float64_cosine_of_its_row(indexed: Indexing
         np.testing.assert_allclose(found.scores, expected, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("indexed", ["ivfpq", "fastscan"], indirect=True)
 def test_k_factor_deepens_the_candidates_of_code_indexes(indexed: Indexing) -> None:
     approximate = indexed.approximate
-    assert approximate is not None
-    if approximate.kind not in ("ivfpq", "fastscan"):
-        pytest.skip("k_factor applies to indexes of codes")
+    assert approximate is not None and approximate.kind in ("ivfpq", "fastscan")
     direction = indexed.search.store.directions(np.array([3]))[None, 0].astype(np.float32)
     shallow = approximate.candidates(direction, 10, None, SearchOptions(k_factor=1))
     deep = approximate.candidates(direction, 10, None, SearchOptions(k_factor=8))
@@ -109,14 +108,13 @@ def test_k_factor_deepens_the_candidates_of_code_indexes(indexed: Indexing) -> N
     np.testing.assert_array_equal(np.sort(shallow[0]), np.sort(deep[0, :10]))
 
 
+@pytest.mark.parametrize("indexed", ["ivf", "ivfpq", "fastscan"], indirect=True)
 def test_probe_margin_probes_the_lists_within_it_of_the_nearest(indexed: Indexing) -> None:
     """FAISS's own search over the n nearest lists is the oracle: a margin keeps the nearest
     lists down to the first more than the margin below the best, so it must answer as FAISS
     with nprobe = the lists kept; margin 2 keeps every one of nprobe, margin 0 the nearest."""
     approximate = indexed.approximate
-    assert approximate is not None
-    if approximate.kind in ("hnsw", "hnswsq"):
-        pytest.skip("probe_margin applies to IVF indexes")
+    assert approximate is not None and approximate.kind not in ("hnsw", "hnswsq")
     nprobe = approximate.parameters.nprobe
     ivf = faiss.extract_index_ivf(approximate.index)
     for row in (3, 300, 4000):

@@ -106,6 +106,7 @@ def test_info_describes_a_file(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     facts = json.loads(result.stdout)
     assert (facts["rows"], facts["width"], facts["first_tokens"]) == (3, 3, ["a", "b", "c"])
+    assert facts["head"] is None  # word vectors have no head (they were said to be "tied")
 
 
 def test_info_reads_a_cut_fasttext_file_with_options(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import bz2
 import io
 import json
 import mmap
+import os
 import stat
 import zlib
 from collections.abc import Iterator
@@ -64,7 +65,27 @@ def require_file(path: Path) -> int:
         raise TableLoadError(path, "not a regular file")
     if status.st_size == 0:
         raise TableLoadError(path, "file is empty")
+    if not os.access(path, os.R_OK):
+        raise unreadable(path)
     return status.st_size
+
+
+def unreadable(path: Path) -> TableLoadError:
+    """The TableLoadError for a path this process may not read, saying who it runs as."""
+    return TableLoadError(
+        path,
+        f"cannot read: permission denied to uid {os.geteuid()}, the user this process runs as; "
+        "make the files readable by it (chmod -R a+rX on the folder)",
+    )
+
+
+@contextmanager
+def permission_errors(path: Path) -> Iterator[None]:
+    """Within the block, a PermissionError becomes unreadable(): one line naming the path."""
+    try:
+        yield
+    except PermissionError as error:
+        raise unreadable(Path(error.filename) if error.filename else path) from None
 
 
 def compression(path: Path) -> str | None:

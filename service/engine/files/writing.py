@@ -7,6 +7,9 @@ else is refused before any work is done, naming the path. A folder is written un
 hidden name beside its target and swapped in with one rename, so a reader sees the old folder
 or the new one, never a mix; afterwards only the files the old folder's manifest names are
 removed, so a file someone put there survives (and keeps the old folder in place, renamed).
+
+What is written follows the umask, as any tool's output does (tempfile's 0700 folders and
+0600 files would not): a folder prepared on the host is readable by the container's user.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
@@ -27,13 +30,14 @@ RENAME_EXCHANGE = 2
 
 
 class RefusedOverwrite(TableLoadError):
-    """The path to write exists and is not the service's own output: it is left untouched."""
+    """The path to write exists and is not the service's own output: it is left untouched.
+    `found` says what is there ("exists and is ...")."""
 
-    def __init__(self, path: object, what: str, found: str) -> None:
+    def __init__(self, path: object, found: str) -> None:
         super().__init__(
             path,
-            f"exists and is {found}, not {what}; refusing to replace it (nothing was written): "
-            "give a new path or an empty directory",
+            f"{found}; refusing to replace it (nothing was written): give a new path or an "
+            "empty directory",
         )
 
 
@@ -43,41 +47,58 @@ def check_folder_target(out: Path, what: str, owned: Callable[[Path], set[str] |
     if not out.exists() and not out.is_symlink():
         return
     if out.is_symlink() or not out.is_dir():
-        raise RefusedOverwrite(out, what, "a file")
+        raise RefusedOverwrite(out, f"exists and is a file, not {what}")
     names = {child.name for child in out.iterdir()}
     if not names:
         return
     mine = owned(out)
     if mine is None:
-        raise RefusedOverwrite(out, what, "a directory that is not one")
+        held = _entries(sorted(names))
+        raise RefusedOverwrite(out, f"exists and is a directory of {held}, not {what}")
     foreign = sorted(names - mine)
     if foreign:
-        shown = ", ".join(foreign[:5]) + (" ..." if len(foreign) > 5 else "")
-        raise RefusedOverwrite(
-            out, what, f"{what} that also holds files it did not write ({shown})"
-        )
+        held = _entries(foreign)
+        raise RefusedOverwrite(out, f"is {what}, but also holds {held} the service did not write")
+
+
+def _entries(names: list[str]) -> str:
+    """`3 entries (a, b, c)`: how many, and the first five names."""
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return f"{len(names)} {'entry' if len(names) == 1 else 'entries'} ({shown})"
 
 
 def check_file_target(path: Path, what: str, owned: Callable[[Path], bool]) -> None:
     """Refuse `path` unless it is missing or `owned(path)` says the service wrote it."""
     if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise RefusedOverwrite(path, what, "not a plain file")
+        raise RefusedOverwrite(path, f"exists and is not a plain file, as {what} is")
     if path.exists() and not owned(path):
-        raise RefusedOverwrite(path, what, "a file the service did not write")
+        raise RefusedOverwrite(path, f"exists and is a file the service did not write, not {what}")
 
 
 def staging_folder(out: Path) -> Path:
-    """A new, empty, hidden folder beside `out` to write it in."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    """A new, empty, hidden folder beside `out` to write it in (its mode as the umask says)."""
+    return _fresh(out, "tmp", lambda path: path.mkdir(0o777))
 
 
 def staging_file(path: Path) -> Path:
-    """A new, empty, hidden file beside `path` to write it in."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    os.close(handle)
-    return Path(name)
+    """A new, empty, hidden file beside `path` to write it in (its mode as the umask says)."""
+    return _fresh(path, "tmp", _create_file)
+
+
+def _fresh(target: Path, kind: str, create: Callable[[Path], object]) -> Path:
+    """A new hidden path beside `target`, named `.NAME.KIND-RANDOM`, made by `create`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        path = target.parent / f".{target.name}.{kind}-{secrets.token_hex(4)}"
+        try:
+            create(path)
+        except FileExistsError:
+            continue
+        return path
+
+
+def _create_file(path: Path) -> None:
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
 
 
 def swap_in(staging: Path, out: Path, old_files: Iterable[str] = ()) -> None:
@@ -95,7 +116,7 @@ def swap_in(staging: Path, out: Path, old_files: Iterable[str] = ()) -> None:
         old = staging  # the old folder now lives at the staging name
     else:
         # rename(2) replaces an empty directory: a fresh one reserves the old folder's name.
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        old = _fresh(out, "old", lambda path: path.mkdir(0o700))
         out.rename(old)
         staging.rename(out)
     remove_owned(old, old_files)

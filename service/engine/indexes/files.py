@@ -24,7 +24,7 @@ import faiss
 import numpy as np
 
 from service.engine.errors import TableLoadError
-from service.engine.files.reading import check_confined, require_file
+from service.engine.files.reading import check_confined, require_file, unreadable
 from service.engine.files.writing import check_file_target, staging_file
 from service.engine.indexes.recall import Recall, Truth
 from service.engine.search.approximate import (
@@ -78,11 +78,13 @@ def save_index(
         check_index_target(path)  # again: writing a big index takes a while
         os.replace(staging, path)
         os.replace(sidecar_staging, sidecar)
-    except (OSError, RuntimeError) as error:
+    except BaseException as error:  # Ctrl-C too: no half-written file is left behind
         for written in (staging, sidecar_staging):
             if written is not None:
                 written.unlink(missing_ok=True)
-        raise TableLoadError(path, f"cannot write the index ({error})") from None
+        if isinstance(error, OSError | RuntimeError):
+            raise TableLoadError(path, f"cannot write the index ({error})") from None
+        raise
 
 
 def check_index_target(path: Path) -> None:
@@ -132,6 +134,8 @@ def _read_sidecar(path: Path) -> dict[str, Any] | None:
         return None
     try:
         facts = json.loads(path.read_text(encoding="utf-8"))
+    except PermissionError:
+        raise unreadable(path) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         raise TableLoadError(path, "not an index sidecar: invalid JSON") from None
     if not isinstance(facts, dict) or facts.get("format") != FORMAT:

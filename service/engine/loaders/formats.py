@@ -6,7 +6,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from service.engine.errors import TableLoadError
-from service.engine.files.reading import compression, first_line, format_suffix
+from service.engine.files.reading import (
+    compression,
+    first_line,
+    format_suffix,
+    permission_errors,
+)
 from service.engine.loaders.gguf_files import load_gguf
 from service.engine.loaders.huggingface import load_huggingface
 from service.engine.loaders.model2vec_folders import is_model2vec, load_model2vec
@@ -109,13 +114,6 @@ def load_table(
 ) -> EmbeddingTable:
     """Load one table file in any supported format (auto-detected when format is None)."""
     path = Path(path)
-    format = format or detect_format(path)
-    loader = LOADERS.get(format)
-    if loader is None:
-        known = ", ".join(FORMATS)
-        raise TableLoadError(path, f"unknown format {format!r}; known formats: {known}")
-    if compression(path) and format not in STREAMED:
-        raise TableLoadError(path, f"{format} files cannot be read compressed: decompress first")
     options = LoadOptions(
         vocab=Path(vocab) if vocab else None,
         labels=Path(labels) if labels else None,
@@ -125,4 +123,15 @@ def load_table(
         unicode_errors=unicode_errors,
         layout=layout,
     )
+    with permission_errors(path):
+        return _load(path, format or detect_format(path), options)
+
+
+def _load(path: Path, format: str, options: LoadOptions) -> EmbeddingTable:
+    loader = LOADERS.get(format)
+    if loader is None:
+        known = ", ".join(FORMATS)
+        raise TableLoadError(path, f"unknown format {format!r}; known formats: {known}")
+    if compression(path) and format not in STREAMED:
+        raise TableLoadError(path, f"{format} files cannot be read compressed: decompress first")
     return loader(path, options)

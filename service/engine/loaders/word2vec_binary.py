@@ -51,7 +51,7 @@ def load_word2vec_binary(path: str | Path, options: LoadOptions = DEFAULTS) -> E
 def _mapped_rows(data: mmap.mmap, path: Path, options: LoadOptions) -> _Rows:
     first = data[:_HEADER_BYTES]
     end = first.find(b"\n")
-    rows = _Rows(path, options, first[: end + 1] if end >= 0 else first, len(data))
+    rows = _Rows(path, options, first[: end + 1] if end >= 0 else first, len(data), first)
     view = memoryview(data)
     window = WINDOW_BYTES
     while not rows.done and rows.offset < len(data):
@@ -64,7 +64,8 @@ def _mapped_rows(data: mmap.mmap, path: Path, options: LoadOptions) -> _Rows:
 
 
 def _streamed_rows(stream: io.BufferedIOBase, path: Path, options: LoadOptions) -> _Rows:
-    rows = _Rows(path, options, stream.readline(_HEADER_BYTES), None)
+    start = bytes(cast(io.BufferedReader, stream).peek(_HEADER_BYTES)[:_HEADER_BYTES])
+    rows = _Rows(path, options, stream.readline(_HEADER_BYTES), None, start)
     # One buffer, refilled in place: a fresh 32 MiB per window costs its page faults every time.
     buffer = bytearray(WINDOW_BYTES)
     filled = 0
@@ -86,11 +87,13 @@ def _streamed_rows(stream: io.BufferedIOBase, path: Path, options: LoadOptions) 
 class _Rows:
     """The table being read: the header's promise, then the rows parsed window by window."""
 
-    def __init__(self, path: Path, options: LoadOptions, header: bytes, size: int | None):
+    def __init__(
+        self, path: Path, options: LoadOptions, header: bytes, size: int | None, start: bytes
+    ):
         self.path = path
         self.errors = options.unicode_errors
         self.layout = options.layout
-        self.promised, self.width = _parse_header(header, path)
+        self.promised, self.width = _parse_header(header, start, path)
         self.wanted = min(self.promised, options.limit or self.promised)
         self.row_bytes = 4 * self.width
         self.offset = len(header)
@@ -195,6 +198,24 @@ class _Rows:
         return EmbeddingTable(vocabulary, self.vectors, source=str(self.path), layout=self.layout)
 
 
+def _old_fasttext(start: bytes) -> bool:
+    """Whether `start` is the header of a fastText binary from before its magic number: dim,
+    ws, epoch, min_count, neg, word_ngrams, loss, model, bucket, minn, maxn, lr_update_rate
+    as int32, then t as a float64 (what gensim's _fasttext_bin reads when the magic is not
+    there). A word2vec header is ASCII digits, never these small numbers."""
+    if len(start) < 56:
+        return False
+    dim, ws, epoch, _, neg, ngrams, loss, model, bucket, minn, maxn, rate = np.frombuffer(
+        start[:48], dtype="<i4"
+    ).tolist()
+    [sampling] = np.frombuffer(start[48:56], dtype="<f8").tolist()
+    return (
+        0 < dim <= _MAX_WIDTH and min(ws, epoch, ngrams, rate) >= 1 and min(neg, bucket) >= 0
+        and loss in (1, 2, 3, 4) and model in (1, 2, 3) and 0 <= minn <= maxn <= 1000
+        and 0 < sampling < 1
+    )  # fmt: skip
+
+
 def _drop_leading_newlines(joined: bytes) -> bytes:
     # One newline per row is the C tool's layout: bytes.replace is several times faster than
     # the regular expression, which only the rare run of newlines needs. ("\n" is one byte in
@@ -205,16 +226,25 @@ def _drop_leading_newlines(joined: bytes) -> bytes:
 
 # A fastText model binary (.bin from fasttext's save_model) starts with this int32.
 FASTTEXT_MAGIC = (793712314).to_bytes(4, "little")
+# What to do with one: the word vectors are in the .vec beside it, or gensim writes them.
+FASTTEXT_HINT = (
+    "serve the .vec file published beside it (format fasttext), which holds the same word "
+    "vectors, or write one with gensim: load_facebook_vectors(PATH).save_word2vec_format("
+    "'OUT.vec')"
+)
 
 
-def _parse_header(line: bytes, path: Path) -> tuple[int, int]:
-    if line.startswith(FASTTEXT_MAGIC):
+def _parse_header(line: bytes, start: bytes, path: Path) -> tuple[int, int]:
+    """The `rows width` of `line`, the file's first line; `start` is its first bytes."""
+    if start.startswith(FASTTEXT_MAGIC):
+        raise TableLoadError(path, f"is a fastText model binary, not word2vec: {FASTTEXT_HINT}")
+    header = parse_header(line.decode("ascii", "replace")) if line.endswith(b"\n") else None
+    if header is None and _old_fasttext(start):
         raise TableLoadError(
             path,
-            "is a fastText model binary, not word2vec: serve the .vec file fastText writes "
-            "beside it (format fasttext), which holds the same word vectors",
+            "is a fastText model binary in the old format (from before fastText's files began "
+            f"with a magic number), not word2vec: {FASTTEXT_HINT}",
         )
-    header = parse_header(line.decode("ascii", "replace")) if line.endswith(b"\n") else None
     if header is None:
         # Never quote the line: the path may point at a file that is not a table at all.
         raise TableLoadError(path, "bad header: expected 'rows width' on line 1")

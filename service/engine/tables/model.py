@@ -73,9 +73,11 @@ def widened(dtype: str) -> str | None:
     return f"{dtype} rows dequantised once to float32"
 
 
-def head_of(table: EmbeddingTable) -> str:
-    """What scores the next token: "tied" (the rows themselves) or the output tensor's name."""
-    return TIED if table.model is None else table.model.head
+def head_of(table: EmbeddingTable) -> str | None:
+    """What scores a language model's next token: "tied" (its input rows) or the output
+    tensor's name; None for a table that is no model's (word vectors have no head: /score
+    scores its own rows)."""
+    return None if table.model is None else table.model.head
 
 
 def model_sizes(table: EmbeddingTable) -> dict[str, Any]:

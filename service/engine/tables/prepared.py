@@ -36,7 +36,7 @@ so a reader never sees half of one.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,27 +97,40 @@ def write_prepared(
     out: Path,
     facts: dict[str, Any] | None = None,
     layout: Layout = "columns",
+    finish: Callable[[Path], None] | None = None,
 ) -> Path:
     """Write `table` as a prepared folder at `out`: a new path, an empty directory, or a
     prepared folder (replaced in one step); anything else is refused (RefusedOverwrite).
-    `layout`: how its rows are stored (LAYOUTS)."""
+    `layout`: how its rows are stored (LAYOUTS). `finish(folder)` adds to the folder before
+    it is put in place (prepare builds its index there), so a folder at `out` is whole: a
+    failure or an interrupt (KeyboardInterrupt) leaves `out` as it was and nothing beside it."""
     out = Path(out)
     if layout not in LAYOUTS:
         raise ValueError(f"layout {layout!r} is not one of {LAYOUTS}")
     check_prepared_target(out)
-    staging = None
     try:
         staging = staging_folder(out)
+    except OSError as error:
+        raise _unwritable(out, error) from None
+    try:
         manifest = _write_files(table, staging, layout)
         manifest.update(facts or {})
+        if finish is not None:
+            finish(staging)
+        # The manifest last: a folder without one is not a prepared folder (is_prepared).
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         check_prepared_target(out)  # again: the writing took a while
         swap_in(staging, out, owned_files(out) or ())
-    except OSError as error:
-        if staging is not None:
-            remove_staging(staging)
-        raise TableLoadError(out, f"cannot write the prepared table ({error.strerror})") from None
+    except BaseException as error:
+        remove_staging(staging)
+        if isinstance(error, OSError):
+            raise _unwritable(out, error) from None
+        raise
     return out
+
+
+def _unwritable(out: Path, error: OSError) -> TableLoadError:
+    return TableLoadError(out, f"cannot write the prepared table ({error.strerror})")
 
 
 def check_prepared_target(out: Path) -> None:
