@@ -14,6 +14,7 @@ from service.config import Settings, TableSpec
 from service.loading.tables import load_registry
 from service.schemas.search import NeighborsResponse
 from service.schemas.text import TokenizeResponse
+from tests.api.test_language_models import post
 from tests.language_models import byte_level_tokenizer, smollm2, write_gguf, write_gpt2
 
 
@@ -27,12 +28,6 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     settings = Settings(tables=specs)
     with TestClient(create_app(settings, load_registry(settings))) as test_client:
         yield test_client
-
-
-def post(client: TestClient, table: str, operation: str, body: dict) -> dict:
-    response = client.post(f"/v1/tables/{table}/{operation}", json=body)
-    assert response.status_code == 200, response.text
-    return response.json()
 
 
 def neighbours(answer: dict) -> list[str]:
