@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gensim.test.utils import datapath
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, processors
 
 from service.engine.errors import UnknownToken
 from service.engine.loaders import load_table
@@ -20,7 +20,12 @@ from service.engine.search.cosine import CosineSearch
 from service.engine.session import Session
 from service.engine.tables.pieces import BYTE_LEVEL, SENTENCEPIECE, readable, written
 from service.engine.tables.table import EmbeddingTable
-from service.engine.tables.text import TextTokenizer, text_tokenizer
+from service.engine.tables.text import (
+    HuggingFaceTokenizer,
+    TextTokenizer,
+    WordInitialTokenizer,
+    text_tokenizer,
+)
 from tests.language_models import (
     byte_level_tokenizer,
     sentencepiece_tokenizer,
@@ -92,6 +97,18 @@ def test_the_space_alone_is_no_piece(tmp_path: Path) -> None:
     assert [table.tokens[row] for row in split.ids] == ["2", "0", "2", "4"]
     assert split.offsets == [(0, 1), (1, 2), (2, 3), (3, 4)] and split.words == [0, 1, 2, 3]
     assert text.split("<|endoftext|>").ids == [0]  # the special token, without the space
+
+
+def test_special_tokens_the_model_adds_stay() -> None:
+    """A model that starts every text with a special token (Llama 3's <|begin_of_text|>)."""
+    library = Tokenizer.from_str(byte_level_tokenizer())
+    library.post_processor = processors.TemplateProcessing(
+        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 0)]
+    )
+    text = WordInitialTokenizer(HuggingFaceTokenizer(library))
+    split = text.split("year said", add_special_tokens=True)
+    assert split.ids == library.encode(" year said").ids
+    assert split.offsets == [(0, 0), (0, 4), (4, 9)] and split.words == [None, 0, 1]
 
 
 def test_a_byte_level_table_split_by_its_vocabulary(tmp_path: Path) -> None:

@@ -150,20 +150,27 @@ class WordInitialTokenizer:
 
 def _unspaced(text: str, spaced: Split) -> Split:
     """A split of " " + `text` as a split of `text`: the space's own piece dropped, offsets one
-    back, words numbered from 0 again."""
-    kept = [
-        i
-        for i, ((_, end), word) in enumerate(zip(spaced.offsets, spaced.words, strict=True))
-        if word is None or end > 1  # a special token the model adds has no word
-    ]
-    words = [spaced.words[i] for i in kept]
-    numbers = {word: n for n, word in enumerate(dict.fromkeys(w for w in words if w is not None))}
-    return Split(
-        text,
-        [spaced.ids[i] for i in kept],
-        [(max(start - 1, 0), max(end - 1, 0)) for start, end in (spaced.offsets[i] for i in kept)],
-        [None if word is None else numbers[word] for word in words],
-    )
+    back."""
+    ids, offsets, words = spaced.ids, spaced.offsets, spaced.words
+    # Only the pieces before the first that reaches into the text can lie within the space;
+    # a special token the model adds there has no word, and stays.
+    first = next((i for i, (_, end) in enumerate(offsets) if end > 1), len(ids))
+    dropped = {i for i in range(first) if words[i] is not None}
+    if dropped:
+        ids, offsets, words = _without(dropped, ids, offsets, words)
+    shifted = [(max(start - 1, 0), max(end - 1, 0)) for start, end in offsets]
+    return Split(text, ids, shifted, words)
+
+
+def _without(
+    dropped: set[int], ids: list[int], offsets: list[tuple[int, int]], words: list[int | None]
+) -> tuple[list[int], list[tuple[int, int]], list[int | None]]:
+    """The pieces but the `dropped`, their words numbered from 0 again."""
+    kept = [i for i in range(len(ids)) if i not in dropped]
+    left = [words[i] for i in kept]
+    numbers = {word: n for n, word in enumerate(dict.fromkeys(w for w in left if w is not None))}
+    renumbered = [None if word is None else numbers[word] for word in left]
+    return [ids[i] for i in kept], [offsets[i] for i in kept], renumbered
 
 
 def check_against_table(path: Path, vocabulary: dict[str, int], tokens: Sequence[str]) -> None:
