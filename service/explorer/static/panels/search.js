@@ -27,6 +27,9 @@ export class SearchPanel {
     this.parts.case.addEventListener("change", update);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
+      // The matches now, not after the word's answer: their status would cover its refusal.
+      clearTimeout(timer);
+      update();
       const query = input.value.trim();
       if (query) this.choose(query);
     });
