@@ -634,8 +634,10 @@ class Settings(BaseSettings):
         ge=16,
         description="Open connections at most. Past it, a new connection closes the one that has "
         "waited longest for a request head, else the slowest of the oldest bodies still "
-        "arriving (or is closed itself when every connection has a request whole), so probes "
-        "keep answering however many idle, half-open or bodiless connections a client opens. "
+        "arriving, else the one holding pipelined requests past max_pipelined_requests longest "
+        "(or is closed itself when every connection has a request whole), so probes keep "
+        "answering however many idle, half-open, bodiless or pipelining connections a client "
+        "opens. "
         "Default: the open-file limit less the descriptors open at start and 128 more (at "
         "least 16; 65,536 without a limit).",
     )
@@ -656,13 +658,15 @@ class Settings(BaseSettings):
         "~180 MB if every stalled client held a largest page.",
     )
     max_pipelined_requests: int = Field(
-        16,
+        4,
         ge=1,
         le=1024,
         description="Requests one connection may have queued behind the one being answered "
         "(HTTP/1.1 pipelining); past it the connection is not read until they are answered, "
         "so a client that writes thousands of requests at once holds at most this many, plus "
-        "what one 2 KiB piece of its last read holds (about 50 of the smallest).",
+        "what one 512-byte piece of its last read holds (about 14 of the smallest). Each is "
+        "parsed before it waits: a client that writes a pile and hangs up leaves that much "
+        "parsing done for nothing.",
     )
     max_queue: int = Field(
         1024,
