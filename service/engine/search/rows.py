@@ -67,6 +67,7 @@ from service.engine import threads
 from service.engine.errors import DimensionMismatch, ZeroVector
 from service.engine.search import dots
 from service.engine.search.queries import NeighborQuery, Neighbors
+from service.engine.tables.layout import BLOCK_ROWS, blank_rows
 from service.engine.tables.table import EmbeddingTable
 
 
@@ -174,6 +175,14 @@ PAD_TO = 4
 # Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
 # slack, output scoring) could otherwise lose a near-tie to float32 rounding.
 RESCORE_MARGIN = 4
+# From this many directions FAISS's exhaustive search scores a batch by BLAS (a matrix product
+# over blocks of rows), below it row by row with its SIMD inner products. The crossover is near
+# 3 directions at every width from 50 to 4,096 (one thread: BLAS 0.38-0.61x at 1, 0.68-1.03x
+# at 2, 0.89-1.31x at 3, 1.29-1.80x at 4, 2.1-3.2x at 8). FAISS's own threshold is 128,000
+# directions x width: row by row below 333 directions of 384.
+BLAS_FROM = 4
+# How much deeper FAISS searches again for directions whose cut it could not certify.
+RESCORE_DEEPER = 8
 # The most float32 scores a pass holds at once (directions x rows): a batch's temporaries stay
 # the same size whatever the table. Batches of up to 137 directions score the default table
 # (30,522 rows) in one block; a full batch of 256 takes two.
@@ -323,22 +332,25 @@ class BlasKernel:
 
 
 class FaissKernel:
-    """Unit rows in a FAISS IndexFlatIP, searched by FAISS."""
+    """Unit rows held row after row, each batch's best found by FAISS's exhaustive search
+    (knn_inner_product: what IndexFlatIP.search runs, over the first `searchable` rows)."""
 
-    description = "exact inner product, FAISS IndexFlatIP (a unit copy of the rows)"
-    masks_exclusions = False
+    description = "exact inner product, FAISS knn_inner_product over a unit float32 copy"
+    masks_exclusions = True
 
-    def __init__(self, store: RowStore) -> None:
+    def __init__(self, store: RowStore, blas_from: int | None = BLAS_FROM) -> None:
         width = store.width
-        self.index = faiss.IndexFlatIP(width)
+        # FAISS's own setting when None (benchmarks/engine_throughput.py measures it).
+        self.blas_from = blas_from
         scales = np.zeros(store.rows)
         scales[store.indexed] = 1 / store.norms64[store.indexed]
-        for start in range(0, store.rows, 65_536):
-            chunk = store.vectors[start : start + 65_536] * scales[start : start + 65_536, None]
-            self.index.add(chunk.astype(np.float32))
-        # A read-only view of FAISS's own copy.
-        self.rows = faiss.rev_swig_ptr(self.index.get_xb(), store.rows * width).reshape(-1, width)
-        self.rows.flags.writeable = False
+        unit = blank_rows(store.rows, width)
+        for start in range(0, store.rows, BLOCK_ROWS):
+            part = slice(start, start + BLOCK_ROWS)
+            unit[part] = store.vectors[part] * scales[part, None]
+        unit.flags.writeable = False
+        self.rows = unit
+        self.directional = store.norms64 > 0
         self.always = np.empty(0, dtype=np.int64)
         self.masked = store.zero
         # The dot product, plus the unit rows' own rounding.
@@ -347,11 +359,11 @@ class FaissKernel:
     @property
     def nbytes(self) -> int:
         """Bytes the kernel holds beyond the table's rows: the unit copy."""
-        return int(self.rows.nbytes)
+        return int(self.rows.nbytes + self.directional.nbytes)
 
     def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
         """(batch, stop - start) float32 inner products with rows start..stop."""
-        return directions @ self.rows[start:stop].T
+        return np.asarray(directions, dtype=np.float32) @ self.rows[start:stop].T
 
     def scores_of(self, directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """(batch, len(rows)) float32 inner products with the given rows."""
@@ -359,19 +371,89 @@ class FaissKernel:
 
     def candidates(
         self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
-    ) -> np.ndarray:
-        """(batch, depth + margin) rows of each direction's best (ties cut arbitrarily).
+    ) -> list[np.ndarray]:
+        """Per direction, rows of its `depth` best and any that may tie with them, its
+        excluded rows left out.
 
-        FAISS cuts at a fixed count, so it returns RESCORE_MARGIN extra rows: float32 rounding
-        near the k-th place cannot then drop a true neighbour before the exact rescoring. Zero
-        rows score 0 and are dropped by the rescoring; they count in the margin.
+        FAISS cuts at a fixed count; a cut is kept only where it is certified: the last row
+        FAISS returned scores below the depth-th best kept row minus the slack, so every row
+        left out scores lower still and none can belong to the exact top `depth`. Directions
+        whose cut is not certified (near-ties, or exclusions and zero rows filling the cut)
+        are searched again RESCORE_DEEPER times as deep, up to every row.
         """
-        depth = min(depth + RESCORE_MARGIN + int(self.masked.size), searchable)
-        params = None
-        if searchable < self.index.ntotal:
-            selector = faiss.IDSelectorRange(0, searchable)
-            params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
-        return self.index.search(directions, depth, params=params)[1]
+        directions = np.ascontiguousarray(directions, dtype=np.float32)
+        widest = max((len(e) for e in excluded), default=0) if excluded is not None else 0
+        reach = depth + widest + RESCORE_MARGIN
+        found: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(directions)
+        pending = np.arange(len(directions))
+        while pending.size:
+            reach = min(reach, searchable)
+            scores, rows = self._knn(directions[pending], searchable, reach)
+            left = None if excluded is None else [excluded[i] for i in pending.tolist()]
+            kept, certified = self._certified(scores, rows, depth, left, reach == searchable)
+            for position, query in enumerate(pending.tolist()):
+                found[query] = kept[position]
+            pending = pending[~certified]
+            reach *= RESCORE_DEEPER
+        return found
+
+    def _knn(
+        self, directions: np.ndarray, searchable: int, reach: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS's `reach` best of the first `searchable` rows: (scores, rows), best first."""
+        count, width = directions.shape
+        scores = np.empty((count, reach), dtype=np.float32)
+        rows = np.empty((count, reach), dtype=np.int64)
+        if self.blas_from is not None:
+            # Process-wide in FAISS, and compared with directions x width: set for each call,
+            # so that every table crosses over at the same number of directions.
+            faiss.cvar.distance_compute_blas_threshold = self.blas_from * width
+        faiss.knn_inner_product(
+            faiss.swig_ptr(directions), faiss.swig_ptr(self.rows), self.rows.shape[1],
+            count, searchable, reach, faiss.swig_ptr(scores), faiss.swig_ptr(rows),
+        )  # fmt: skip
+        return scores, rows
+
+    def _certified(
+        self,
+        scores: np.ndarray,
+        rows: np.ndarray,
+        depth: int,
+        excluded: Excluded,
+        every_row: bool,
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Each direction's rows within the slack of its depth-th best kept row, and whether
+        that is every such row of the table (see candidates)."""
+        valid = rows >= 0
+        if self.masked.size:
+            valid &= self.directional[rows]  # -1 pads read the last row: already invalid
+        if excluded is not None:
+            valid &= ~_named(rows, excluded)
+        counted = np.cumsum(valid, axis=1)
+        enough = counted[:, -1] >= depth
+        at_depth = np.argmax(counted >= depth, axis=1)
+        bound = scores[np.arange(len(scores)), at_depth].astype(np.float64) - self.error
+        bound[~enough] = -np.inf
+        certified = every_row | (enough & (scores[:, -1] < bound))
+        keep = valid & (scores >= bound[:, None])
+        return [row[kept] for row, kept in zip(rows, keep, strict=True)], certified
+
+
+# Candidate-exclusion pairs compared at once (a boolean array of this many cells) rather than
+# query by query through np.isin.
+NAMED_AT_ONCE = 65_536
+
+
+def _named(rows: np.ndarray, excluded: Sequence[np.ndarray]) -> np.ndarray:
+    """Which entries of each row of `rows` its own `excluded` rows name."""
+    widest = max(len(positions) for positions in excluded)
+    if rows.size * widest > NAMED_AT_ONCE:
+        pairs = zip(rows, excluded, strict=True)
+        return np.stack([np.isin(found, positions) for found, positions in pairs])
+    padded = np.full((len(excluded), widest), -2, dtype=np.int64)  # -2 names no row
+    for query, positions in enumerate(excluded):
+        padded[query, : len(positions)] = positions
+    return (rows[:, :, None] == padded[:, None, :]).any(axis=2)
 
 
 def _blocked_candidates(
