@@ -7,10 +7,9 @@ Run: .venv/bin/python -m benchmarks.engine_throughput [--seconds 0.3] [--rounds 
 Every candidate is the service's own whole search (CosineSearch: the pass, the selection of
 candidates, the exact float64 rescoring) over the same table, as it would be served:
 
-- compiled: the pass, selection and rescoring of search/dots.c over the rows stored by columns;
-- compiled pass: dots.c's pass alone (numpy's selection and rescoring, as every candidate
-  below unless it says otherwise);
-- blas columns: BLAS over the rows stored by columns;
+- compiled: the pass of search/dots.c over the rows stored by columns where it serves (AVX-512,
+  rows.COMPILED_FROM to COMPILED_UNTIL directions), BLAS's elsewhere (search_kernel=compiled);
+- blas columns: BLAS over the rows stored by columns (search_kernel=blas);
 - blas rows: the same rows stored row after row, with that layout's best products (FAISS's
   inner products for 1-3 directions, rows @ Q.T up to 16, Q @ rows.T beyond);
 - blas unit: BLAS over a second, unit-normalised copy stored transposed
@@ -19,9 +18,13 @@ candidates, the exact float64 rescoring) over the same table, as it would be ser
   with FAISS's own settings: below distance_compute_blas_threshold (directions x width;
   128,000 in FAISS 1.15) it scores row by row with its SIMD inner products, from it by BLAS;
 - faiss blas: the same with the threshold at 1 (BLAS at every batch size);
-- faiss from N: the threshold at N x width (BLAS from N directions; --blas-from);
-- from N+c rescore: the same with dots.c's rescoring (FAISS selects);
+- faiss from N: the threshold at N x width (BLAS from N directions; --blas-from), as
+  search_kernel=faiss serves it;
 - from N, rows: the same, the raw rows (read by the rescoring) stored row after row.
+
+Every candidate selects and rescores in numpy. dots.c's own selection and rescoring, and its
+AVX2 kernels, were measured beside these at commit 3dbe404 (a worktree there builds them), and
+removed: docs/exact-pass.md has both runs.
 
 The candidates take turns one batch at a time at each batch size (the same queries, the order
 rotating every turn), in `--rounds` rounds; the median round is printed, and each ratio is the
@@ -31,8 +34,9 @@ default settings run. With --check R the script exits 1 when served is below R t
 candidate at any batch size: a ratio in one run, never an absolute time, and never in the test
 suite (a ratio that holds on one CPU fails on another).
 
-To measure what a CPU with AVX2 and no AVX-512 runs, cap every library at AVX2 (the same memory
-and clock, so an approximation): OPENBLAS_CORETYPE=Haswell FAISS_OPT_LEVEL=avx2 ... --simd 256.
+To measure what a CPU with AVX2 and no AVX-512 runs (the same memory and clock, so an
+approximation), cap both libraries at AVX2 and keep the compiled pass off:
+OPENBLAS_CORETYPE=Haswell FAISS_OPT_LEVEL=avx2 ... --without-avx512.
 """
 
 from __future__ import annotations
@@ -61,8 +65,6 @@ from service.engine.tables.table import EmbeddingTable
 ROWS_FIRST_ON_ROWS = 16
 # FAISS's own threshold, read once before any candidate changes it.
 FAISS_DEFAULT = faiss.cvar.distance_compute_blas_threshold
-# Whether dots.c is built and runs here, read before any candidate switches it.
-COMPILED = dots.AVAILABLE
 
 
 class RowOrderKernel(search_rows.BlasKernel):
@@ -85,18 +87,13 @@ class RowOrderKernel(search_rows.BlasKernel):
 
 @dataclass
 class Candidate:
-    """A search, and whether dots.c computes its pass, and the steps after it (the selection of
-    candidates and their rescoring)."""
+    """A search to measure."""
 
     search: CosineSearch
-    compiled_pass: bool = False
-    compiled_steps: bool = False
 
     def configure(self) -> None:
-        """Set the process-wide switches this candidate runs with (outside the timing)."""
-        dots.AVAILABLE = COMPILED and self.compiled_pass
-        dots.SELECTS = COMPILED and self.compiled_steps
-        dots.RESCORES = dots.LIBRARY is not None and self.compiled_steps
+        """FAISS's threshold back at its default before each turn (the tuned candidates set
+        their own for each call), outside the timing."""
         faiss.cvar.distance_compute_blas_threshold = FAISS_DEFAULT
 
 
@@ -112,15 +109,13 @@ def candidates(table: EmbeddingTable, blas_from: list[int]) -> dict[str, Candida
     by_rows = EmbeddingTable(
         table.tokens, np.ascontiguousarray(table.vectors), checked=True, stored_norms=table.norms64
     )
-    row_order = CosineSearch(by_rows)
+    row_order = CosineSearch(by_rows, "blas")
     row_order.kernel = RowOrderKernel(row_order.store)
     unit = CosineSearch(table)
     unit.kernel = TransposedUnitKernel(unit.store)
-    tuned = faiss_search(table, blas_from[0])
     found = {
-        "compiled": Candidate(CosineSearch(table), compiled_pass=True, compiled_steps=True),
-        "compiled pass": Candidate(CosineSearch(table), compiled_pass=True),
-        "blas columns": Candidate(CosineSearch(table)),
+        "compiled": Candidate(CosineSearch(table, "compiled")),
+        "blas columns": Candidate(CosineSearch(table, "blas")),
         "blas rows": Candidate(row_order),
         "blas unit": Candidate(unit),
         "faiss default": Candidate(faiss_search(table, None)),
@@ -128,16 +123,16 @@ def candidates(table: EmbeddingTable, blas_from: list[int]) -> dict[str, Candida
     }
     for count in blas_from:
         found[f"faiss from {count}"] = Candidate(faiss_search(table, count))
-    found[f"from {blas_from[0]}+c rescore"] = Candidate(tuned, compiled_steps=True)
     found[f"from {blas_from[0]}, rows"] = Candidate(faiss_search(by_rows, blas_from[0]))
     return found
 
 
-def served_name(names: list[str]) -> str:
+def served_name() -> str:
     """The candidate the service's default settings run."""
-    if Settings().search_kernel == "faiss":
+    kernel = Settings().search_kernel
+    if kernel == "faiss":
         return f"faiss from {search_rows.BLAS_FROM}"
-    return "compiled" if COMPILED else "blas columns"
+    return "compiled" if kernel == "compiled" else "blas columns"
 
 
 def planned(search: CosineSearch, rows: np.ndarray) -> list[Plan]:
@@ -233,17 +228,17 @@ def main() -> int:
                         help="FAISS by BLAS from this many directions (candidates)")  # fmt: skip
     parser.add_argument("--only", nargs="+", help="measure only these candidates (and served)")
     parser.add_argument("--check", type=float, help="exit 1 if served < CHECK x the best")
-    parser.add_argument("--simd", type=int, choices=[256, 512],
-                        help="cap dots.c at this instruction set (256: AVX2 only)")  # fmt: skip
+    parser.add_argument("--without-avx512", action="store_true",
+                        help="the compiled pass off, as on a CPU without AVX-512")  # fmt: skip
     args = parser.parse_args()
-    if args.simd is not None:
-        dots.SIMD = min(dots.SIMD, args.simd)
+    if args.without_avx512:
+        dots.AVAILABLE = False
     from service.engine.threads import limit_compute_threads
 
     limit_compute_threads(args.threads)
     table = load_huggingface(default_table().path)
     by_name = candidates(table, args.blas_from)
-    served = served_name(list(by_name))
+    served = served_name()
     if args.only:
         by_name = {name: c for name, c in by_name.items() if name in {*args.only, served}}
     rows = np.random.default_rng(0).integers(0, table.rows, size=20_000)
@@ -251,7 +246,7 @@ def main() -> int:
     print(f"machine: {cpu_model()}; {os.cpu_count()} cores, {platform.machine()}")
     print(f"libraries: faiss {faiss.__version__} (SIMD {faiss.get_compile_options()}, "
           f"FAISS_OPT_LEVEL={os.environ.get('FAISS_OPT_LEVEL', '-')}); {blas_description()}; "
-          f"dots.c {f'{dots.SIMD}-bit' if COMPILED else 'not built'}; "
+          f"compiled pass {'on (AVX-512)' if dots.AVAILABLE else 'off'}; "
           f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     print(
         f"table: {table.rows} x {table.width}, {table.vectors.nbytes / 2**20:.1f} MiB of rows; "

@@ -8,8 +8,8 @@ Zero rows (padding) have no direction, so they are left out of the index: they n
 cosine neighbours, and using one as a query raises ZeroVector.
 
 A search runs in two steps. Candidates come from one pass over the float32 rows for the whole
-batch (rows.py: the compiled pass of dots.c, or a BLAS matrix product, over the raw rows
-divided by their norms, or FAISS's IndexFlatIP); then each query's few
+batch (rows.py: the compiled pass of dots.c or a BLAS matrix product over the raw rows divided
+by their norms, or FAISS's exhaustive search over a unit copy); then each query's few
 candidates are rescored in float64 from the raw rows (rows.py). The reported scores are
 therefore the true cosines, and a query's answer is the same whether it ran alone or in a batch
 of any size.
@@ -60,7 +60,7 @@ class CosineSearch:
     def __init__(
         self,
         table: EmbeddingTable,
-        kernel: KernelName = "blas",
+        kernel: KernelName = "compiled",
         approximate: ApproximateIndex | None = None,
     ) -> None:
         self.table = table

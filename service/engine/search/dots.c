@@ -2,26 +2,23 @@
  *
  * out[q, r] = scale[r] * sum_k directions[q, k] * columns[k * stride + r]: the table's one copy,
  * stored by columns (tables/layout.py), read in place. BLAS's sgemm copies ("packs") the whole
- * table into its own panels on every call; at the batch sizes a server forms (4-32 directions)
- * that copy costs about as much as the products themselves (BENCHMARKS.md). Here, each tile of
- * 16 rows is read straight from the columns, with the next tiles prefetched, and multiplied
- * into a block of accumulators held in registers (AVX-512: from 8 directions, up to 16 at once;
- * AVX2: from 9, 6 at once); below that, strips of 8 columns are read forward over every row.
+ * table into its own panels on every call; at the batch sizes a server forms (9-16 directions
+ * at 32 connections) that copy costs about as much as the products themselves. Here, each tile
+ * of 16 rows is read straight from the columns, with the next tiles prefetched, and multiplied
+ * into a block of accumulators held in registers (from 8 directions, up to 16 at once); below
+ * that, strips of 8 columns are read forward over every row. AVX-512 only: without it BLAS
+ * answers (docs/exact-pass.md: AVX2's tiles measured 0.77x BLAS over HTTP).
  *
  * Every score is one float32 FMA chain over k = 0..width-1 in order, then one multiplication by
- * the row's scale: the same bits whatever the batch, the tile or the instruction set, and
- * within the bound rows.py's float32_dot_error gives (a float32 dot product in any order).
+ * the row's scale: the same bits whatever the batch or the tile, and within the bound rows.py's
+ * float32_dot_error gives (a float32 dot product in any order).
  *
- * After the pass, the two steps of rows.py that follow it: the candidates of each direction
- * (dots_candidates) and the rescoring's float64 sums in numpy's order (dots_rescore, below).
- *
- * Loaded with ctypes (dots.py): no Python API here. A CPU without AVX2 and FMA gets 0 from
+ * Loaded with ctypes (dots.py): no Python API here. A CPU without AVX-512F gets 0 from
  * dots_simd and the service keeps BLAS.
  */
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 /* x86-64 only: elsewhere (aarch64, ...) the library builds with nothing in it but dots_simd,
  * which returns 0, and the pass stays with BLAS. */
@@ -35,7 +32,7 @@
 
 /* AVX-512's tile (up to 16 directions x 16 rows) from this many directions on; below it the
  * strips. One thread, the default table, throwaway timing of the same calls (us a direction,
- * against the tiles of 8 directions x 32 rows, or AVX2's for 9-15, or the strips at 8): 7
+ * against the earlier tiles of 8 directions x 32 rows, or the strips at 8): 7
  * directions 0.98-1.04x the strips (5 and 6 0.70-0.89x), 8 1.04-1.37x, 9 1.28-1.36x, 12
  * 1.17-1.25x, 16 1.07-1.11x, 24 1.07x, 32 1.02-1.03x. A tile of 24 directions (24
  * accumulators) ran at 0.36-0.51x. */
@@ -44,7 +41,6 @@
 #define TILE_DIRECTIONS 16
 
 #define AVX512 __attribute__((target("avx512f")))
-#define AVX2 __attribute__((target("avx2,fma")))
 #define INLINE inline __attribute__((always_inline))
 
 /* Up to 16 directions x 16 rows: each column's 16 rows loaded once (one cache line) and
@@ -89,72 +85,8 @@ static AVX512 void dots512(const float *directions, int64_t count, int64_t width
     }
 }
 
-/* Up to 6 directions x 16 rows: 12 accumulators of 8 floats (16 registers in all). */
-static INLINE AVX2 void tile256(const float *directions, int64_t width, int queries,
-                                const float *columns, int64_t stride, const float *scales,
-                                float *out, int64_t rows, __m256i low, __m256i high)
-{
-    __m256 acc[6][2];
-    for (int q = 0; q < 6; q++) {
-        acc[q][0] = _mm256_setzero_ps();
-        acc[q][1] = _mm256_setzero_ps();
-    }
-    for (int64_t k = 0; k < width; k++) {
-        const float *column = columns + k * stride;
-        __m256 a = _mm256_maskload_ps(column, low);
-        __m256 b = _mm256_maskload_ps(column + 8, high);
-        _mm_prefetch((const char *)(column + AHEAD), _MM_HINT_T0);
-        for (int q = 0; q < 6; q++) {
-            if (q < queries) {
-                __m256 d = _mm256_broadcast_ss(directions + q * width + k);
-                acc[q][0] = _mm256_fmadd_ps(d, a, acc[q][0]);
-                acc[q][1] = _mm256_fmadd_ps(d, b, acc[q][1]);
-            }
-        }
-    }
-    __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
-    if (scales) {
-        s0 = _mm256_maskload_ps(scales, low);
-        s1 = _mm256_maskload_ps(scales + 8, high);
-    }
-    for (int q = 0; q < 6; q++) {
-        if (q < queries) {
-            _mm256_maskstore_ps(out + q * rows, low, _mm256_mul_ps(acc[q][0], s0));
-            _mm256_maskstore_ps(out + q * rows + 8, high, _mm256_mul_ps(acc[q][1], s1));
-        }
-    }
-}
-
-#define TILE256(N)                                                                          \
-    tile256(directions + (int64_t)q0 * width, width, N, columns + r0, stride,               \
-            scales ? scales + r0 : NULL, out + (int64_t)q0 * rows + r0, rows, low, high)
-
-static AVX2 void dots256(const float *directions, int64_t count, int64_t width,
-                         const float *columns, int64_t stride, int64_t rows,
-                         const float *scales, float *out)
-{
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-        int64_t left = rows - r0;
-        __m256i low = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)), lanes);
-        __m256i high = _mm256_cmpgt_epi32(
-            _mm256_set1_epi32((int)(left < 16 ? (left > 8 ? left - 8 : 0) : 8)), lanes);
-        int64_t q0 = 0;
-        for (; q0 + 6 <= count; q0 += 6)
-            TILE256(6);
-        switch (count - q0) {
-        case 5: TILE256(5); break;
-        case 4: TILE256(4); break;
-        case 3: TILE256(3); break;
-        case 2: TILE256(2); break;
-        case 1: TILE256(1); break;
-        default: break;
-        }
-    }
-}
-
 /* Up to STRIPS directions: the whole run of rows at once, 8 columns at a time. Each block of 16
- * (8) rows carries its accumulators through 8 columns and back to `out`, so the table is read
+ * rows carries its accumulators through 8 columns and back to `out`, so the table is read
  * once, in 8 streams running forward, and each score is the same FMA chain as in a tile (k in
  * order from 0, then the scale): the same bits. A tile's 384 streams, one per column, read the
  * table at well below the machine's bandwidth when there are too few directions to keep the
@@ -196,64 +128,6 @@ static INLINE AVX512 void strips512_n(const float *directions, int64_t width, in
     }
 }
 
-/* AVX2's masked loads and stores are slow (microcoded stores on AMD): full blocks of 8 rows
- * use plain ones, and only the last block of a run is masked. */
-static INLINE AVX2 void strip256(const float *directions, int64_t width, int queries,
-                                 const float *column, int64_t stride, int64_t k0, int group,
-                                 int first, const float *scales, float *out, int64_t rows,
-                                 int64_t i, int masked, __m256i m)
-{
-    __m256 acc[STRIPS];
-    for (int q = 0; q < STRIPS; q++)
-        if (q < queries)
-            acc[q] = first ? _mm256_setzero_ps()
-                     : masked ? _mm256_maskload_ps(out + q * rows + i, m)
-                              : _mm256_loadu_ps(out + q * rows + i);
-    for (int j = 0; j < GROUP; j++) {
-        if (j < group) {
-            const float *at = column + j * stride + i;
-            __m256 a = masked ? _mm256_maskload_ps(at, m) : _mm256_loadu_ps(at);
-            for (int q = 0; q < STRIPS; q++)
-                if (q < queries)
-                    acc[q] = _mm256_fmadd_ps(_mm256_broadcast_ss(directions + q * width + k0 + j),
-                                             a, acc[q]);
-        }
-    }
-    __m256 s = _mm256_set1_ps(1.0f);
-    if (scales)
-        s = masked ? _mm256_maskload_ps(scales + i, m) : _mm256_loadu_ps(scales + i);
-    for (int q = 0; q < STRIPS; q++) {
-        if (q < queries) {
-            __m256 v = scales ? _mm256_mul_ps(acc[q], s) : acc[q];
-            if (masked)
-                _mm256_maskstore_ps(out + q * rows + i, m, v);
-            else
-                _mm256_storeu_ps(out + q * rows + i, v);
-        }
-    }
-}
-
-static INLINE AVX2 void strips256_n(const float *directions, int64_t width, int queries,
-                                    const float *columns, int64_t stride, int64_t rows,
-                                    const float *scales, float *out)
-{
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i all = _mm256_set1_epi32(-1);
-    int64_t full = rows & ~(int64_t)7;
-    __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rows - full)), lanes);
-    for (int64_t k0 = 0; k0 < width; k0 += GROUP) {
-        int group = width - k0 < GROUP ? (int)(width - k0) : GROUP;
-        const float *last = k0 + GROUP >= width ? scales : NULL;
-        const float *column = columns + k0 * stride;
-        for (int64_t i = 0; i < full; i += 8)
-            strip256(directions, width, queries, column, stride, k0, group, k0 == 0, last, out,
-                     rows, i, 0, all);
-        if (full < rows)
-            strip256(directions, width, queries, column, stride, k0, group, k0 == 0, last, out,
-                     rows, full, 1, tail);
-    }
-}
-
 #define STRIPS_CASE(F, N)                                                                   \
     case N: F(directions, width, N, columns, stride, rows, scales, out); break
 
@@ -269,148 +143,23 @@ static AVX512 void strips512(const float *directions, int64_t count, int64_t wid
     }
 }
 
-static AVX2 void strips256(const float *directions, int64_t count, int64_t width,
-                           const float *columns, int64_t stride, int64_t rows,
-                           const float *scales, float *out)
-{
-    switch (count) {
-        STRIPS_CASE(strips256_n, 1); STRIPS_CASE(strips256_n, 2); STRIPS_CASE(strips256_n, 3);
-        STRIPS_CASE(strips256_n, 4); STRIPS_CASE(strips256_n, 5); STRIPS_CASE(strips256_n, 6);
-        STRIPS_CASE(strips256_n, 7); STRIPS_CASE(strips256_n, 8);
-    default: break;
-    }
-}
-
-
-/* The candidates of a pass: per row q of `scores` (count x n, C order), every column whose score
- * is at least the row's depth-th best minus slack[q] (compared in float64, as numpy compares a
- * float32 score with a float64 bound), in ascending order. The depth-th best comes from one
- * forward read of the row keeping its `depth` best in a heap; blocks of 32 scores none of which
- * beats the heap's least are passed over with four AVX2 compares. rows.py's candidate_rows does
- * the same in numpy (a bound from the best of each block of columns, a little lower, so a few
- * more candidates); the rescoring then gives the same answer from either. */
-
-#define BLOCK 32
-
-/* The largest of 32 scores, in each of 8 lanes. */
-static INLINE AVX2 __m256 block_max(const float *s)
-{
-    return _mm256_max_ps(_mm256_max_ps(_mm256_loadu_ps(s), _mm256_loadu_ps(s + 8)),
-                         _mm256_max_ps(_mm256_loadu_ps(s + 16), _mm256_loadu_ps(s + 24)));
-}
-
-/* `value` placed at `i` of a min-heap of `size` floats, sifted down (at 0: the least replaced). */
-static INLINE void sift_down(float *heap, int64_t size, int64_t i, float value)
-{
-    for (;;) {
-        int64_t child = 2 * i + 1;
-        if (child >= size)
-            break;
-        if (child + 1 < size && heap[child + 1] < heap[child])
-            child++;
-        if (!(heap[child] < value))
-            break;
-        heap[i] = heap[child];
-        i = child;
-    }
-    heap[i] = value;
-}
-
-/* s[from..to) offered to the min-heap of the `depth` best. */
-static INLINE void offer(float *heap, int64_t depth, const float *s, int64_t from, int64_t to)
-{
-    for (int64_t j = from; j < to; j++)
-        if (s[j] > heap[0])
-            sift_down(heap, depth, 0, s[j]);
-}
-
-/* The depth-th best of s[0..n) (depth <= n), the heap's room given. */
-static AVX2 float depth_th(const float *s, int64_t n, int64_t depth, float *heap)
-{
-    for (int64_t i = 0; i < depth; i++)
-        heap[i] = s[i];
-    for (int64_t i = depth / 2 - 1; i >= 0; i--)
-        sift_down(heap, depth, i, heap[i]);
-    int64_t j = depth;
-    for (; j + BLOCK <= n; j += BLOCK)
-        if (_mm256_movemask_ps(_mm256_cmp_ps(block_max(s + j), _mm256_set1_ps(heap[0]),
-                                             _CMP_GT_OQ)))
-            offer(heap, depth, s, j, j + BLOCK);
-    offer(heap, depth, s, j, n);
-    return heap[0];
-}
-
-/* The least float32 x with (double)x >= bound (-inf for a bound of -inf). */
-static float float_at_least(double bound)
-{
-    float x = (float)bound;
-    if ((double)x < bound)
-        x = __builtin_nextafterf(x, __builtin_inff());
-    return x;
-}
-
-/* The columns of s[from..to) at least `bar`, appended to found[0..kept); the new count, or -1
- * when they outgrow `capacity`. */
-static INLINE int64_t collect(const float *s, int64_t from, int64_t to, float bar,
-                              int64_t capacity, int64_t *found, int64_t kept)
-{
-    for (int64_t j = from; j < to; j++)
-        if (s[j] >= bar) {
-            if (kept == capacity)
-                return -1;
-            found[kept++] = j;
-        }
-    return kept;
-}
-
-static AVX2 int64_t at_least(const float *s, int64_t n, float bar, int64_t capacity,
-                             int64_t *found)
-{
-    int64_t kept = 0, j = 0;
-    __m256 wide = _mm256_set1_ps(bar);
-    for (; j + BLOCK <= n && kept >= 0; j += BLOCK)
-        if (_mm256_movemask_ps(_mm256_cmp_ps(block_max(s + j), wide, _CMP_GE_OQ)))
-            kept = collect(s, j, j + BLOCK, bar, capacity, found, kept);
-    return kept < 0 ? kept : collect(s, j, n, bar, capacity, found, kept);
-}
-
-static AVX2 int candidates256(const float *scores, int64_t count, int64_t n, int64_t depth,
-                              const double *slack, int64_t capacity, int64_t *found,
-                              int64_t *counts, float *heap)
-{
-    for (int64_t q = 0; q < count; q++) {
-        const float *s = scores + q * n;
-        double bound = (double)depth_th(s, n, depth, heap) - slack[q];
-        int64_t kept = at_least(s, n, float_at_least(bound), capacity, found + q * capacity);
-        if (kept < 0)
-            return -1;
-        counts[q] = kept;
-    }
-    return 0;
-}
-
 #endif /* __x86_64__ */
 
-/* The widest instruction set this CPU runs: 512 (AVX-512F), 256 (AVX2 and FMA) or 0 (none:
- * the caller keeps BLAS). */
+/* 512 where this CPU runs AVX-512F, else 0 (the caller keeps BLAS). */
 int dots_simd(void)
 {
 #if !defined(__x86_64__)
     return 0;
 #else
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-        return 512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return 256;
-    return 0;
+    return __builtin_cpu_supports("avx512f") ? 512 : 0;
 #endif
 }
 
 /* out (count x rows, C order) = directions (count x width, C order) times the first `rows`
  * rows of a table stored by columns (column k at columns + k * stride), each product times
- * scales[r] when scales is not NULL. `simd` is what dots_simd returned (or less, to compare).
- * Returns the instruction set used: 512, 256, or 0 (nothing computed). */
+ * scales[r] when scales is not NULL. `simd` is what dots_simd returned. Returns the
+ * instruction set used: 512, or 0 (nothing computed). */
 int dots_by_columns(int simd, const float *directions, int64_t count, int64_t width,
                     const float *columns, int64_t stride, int64_t rows, const float *scales,
                     float *out)
@@ -427,98 +176,6 @@ int dots_by_columns(int simd, const float *directions, int64_t count, int64_t wi
             strips512(directions, count, width, columns, stride, rows, scales, out);
         return 512;
     }
-    if (simd >= 256) {
-        if (count <= STRIPS)
-            strips256(directions, count, width, columns, stride, rows, scales, out);
-        else
-            dots256(directions, count, width, columns, stride, rows, scales, out);
-        return 256;
-    }
     return 0;
 #endif
-}
-
-/* Candidates of a pass (see candidates256): row q's columns in found[q * capacity ..], counts[q]
- * of them. Returns 0; -1 when a row has more than `capacity` (then found and counts are not
- * whole), -2 when not run here (no AVX2, or depth outside 1..n, or beyond MOST_DEPTH): the
- * caller selects in numpy. */
-#define MOST_DEPTH 4096
-int dots_candidates(const float *scores, int64_t count, int64_t n, int64_t depth,
-                    const double *slack, int64_t capacity, int64_t *found, int64_t *counts)
-{
-#if !defined(__x86_64__)
-    (void)scores, (void)count, (void)n, (void)depth, (void)slack, (void)capacity;
-    (void)found, (void)counts;
-    return -2;
-#else
-    float heap[MOST_DEPTH];
-    if (depth < 1 || depth > n || depth > MOST_DEPTH || dots_simd() < 256)
-        return -2;
-    return candidates256(scores, count, n, depth, slack, capacity, found, counts, heap);
-#endif
-}
-
-/* numpy's pairwise sum of a[0..n) (np.add.reduce along a contiguous axis): below 8 terms one
- * by one, up to 128 in 8 interleaved sums, above that the two halves (a multiple of 8 first),
- * so a score summed here has numpy's bits (added to numpy's initial +0, as a reduction is). */
-static double pairwise_sum(const double *a, int64_t n)
-{
-    if (n < 8) {
-        double res = 0.;
-        for (int64_t i = 0; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    if (n <= 128) {
-        double r[8];
-        int64_t i;
-        for (int t = 0; t < 8; t++)
-            r[t] = a[t];
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int t = 0; t < 8; t++)
-                r[t] += a[i + t];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++)
-            res += a[i];
-        return res;
-    }
-    int64_t half = n / 2;
-    half -= half % 8;
-    return pairwise_sum(a, half) + pairwise_sum(a + half, n - half);
-}
-
-/* The rescoring's float64 dot products: sums[i] = the sum over c of
- * (double)rows[ids[i] * row_step + c * column_step] * directions[owner[i] * width + c], each
- * product rounded to float64 and the products summed as numpy sums a row (pairwise_sum): the
- * bits of rows.py's numpy rescoring. Rows are read RESCORED at a time, column by column (in a
- * table stored by columns each row is `width` places apart; ids in ascending order then read
- * each column forward). Returns 0, or -1 when out of memory. */
-#define RESCORED 32
-/* Columns ahead each candidate's entry is prefetched. Measured on the default table, one thread,
- * batches of 16 queries' candidates (10 each) rescored after a pass: 26 us a query at 8 ahead
- * against 37 without prefetching; 16-160 candidates at a time and 4-16 ahead within 10%. */
-#define RESCORE_AHEAD 8
-int dots_rescore(const float *rows, int64_t row_step, int64_t column_step, int64_t width,
-                 const int64_t *ids, const int64_t *owner, int64_t n, const double *directions,
-                 double *sums)
-{
-    double *products = malloc(sizeof(double) * RESCORED * (size_t)(width ? width : 1));
-    if (!products)
-        return -1;
-    for (int64_t i0 = 0; i0 < n; i0 += RESCORED) {
-        int64_t block = n - i0 < RESCORED ? n - i0 : RESCORED;
-        for (int64_t c = 0; c < width; c++)
-            for (int64_t b = 0; b < block; b++) {
-                int64_t i = i0 + b;
-                const float *row = rows + ids[i] * row_step;
-                if (c + RESCORE_AHEAD < width)
-                    __builtin_prefetch(row + (c + RESCORE_AHEAD) * column_step);
-                products[b * width + c] =
-                    (double)row[c * column_step] * directions[owner[i] * width + c];
-            }
-        for (int64_t b = 0; b < block; b++)
-            sums[i0 + b] = 0. + pairwise_sum(products + b * width, width);  /* numpy starts at +0 */
-    }
-    free(products);
-    return 0;
 }

@@ -11,13 +11,17 @@ takes a RowStore rather than the search that owns it. There is one copy of the r
 own (memory-mapped for a prepared table). Every pass scores the raw rows and divides by their
 norms; positions in a pass are row numbers.
 
-The pass, two interchangeable kernels:
-- BlasKernel (default): scores the table's own raw float32 rows (memory-mapped for a prepared
+The pass, three interchangeable kernels (the `search_kernel` setting; docs/exact-pass.md has the
+measurements that chose among them):
+- compiled (default): BlasKernel with the compiled pass of dots.c where it was measured to win
+  (AVX-512, COMPILED_FROM to COMPILED_UNTIL directions, rows stored by columns), BLAS otherwise.
+- blas: BlasKernel alone: scores the table's own raw float32 rows (memory-mapped for a prepared
   table) with one BLAS matrix product per block of rows and divides by the rows' norms, so the
   table is held once. It replaced a kernel that kept a second, unit-normalised copy of the rows
-  stored transposed (BENCHMARKS.md has both side by side: benchmarks/engine_throughput.py).
-- FaissKernel: a FAISS IndexFlatIP of the unit rows (its own copy) and FAISS's search; kept for
-  the A/B (`search_kernel=faiss`).
+  stored transposed (benchmarks/engine_throughput.py measures both side by side).
+- faiss: FaissKernel, FAISS's exhaustive search (knn_inner_product, IndexFlatIP's) over a unit
+  copy of the rows it holds beside the table's; its cut at a fixed count is certified or
+  searched again deeper, so its answers are the others'.
 
 Scores are float32 cosines known to within `error` of the true ones; candidate selection keeps
 every row within that slack of the k-th best, so the float64 rescoring that follows is exact.
@@ -33,16 +37,6 @@ largest block maximum is a lower bound of the depth-th largest score (each of th
 blocks holds a score at least that high). Only blocks whose maximum reaches the bound are
 looked into. Measured against a full partition on the default table: 0.4 ms against 5.8 ms
 for 16 queries, 25 ms against 53 ms for 1024 (benchmarks/engine_throughput.py shows the net).
-
-Where dots.c is built, both steps after the pass run there, outside the GIL: the selection
-(AVX2) keeps every column within the slack of each row's depth-th best itself, read once with a
-heap of the depth best (4-5 us a query on the default table against numpy's 16-18), and the
-rescoring's float64 sums are read from the table in place, a column at a time for 32 candidates
-with the next columns prefetched, summed as numpy sums (its pairwise order), so the same bits
-(about 26 us for 10 candidates of the default table against 45 by numpy's gathers, in
-batches of 16 queries; a lone query's candidates, rescore_one, only from ONE_COMPILED_FROM
-values on). numpy's steps below stay for a build without it and as what
-tests/engine/test_compiled_steps.py holds dots.c to.
 
 Rescoring: all queries of a batch are rescored in a few array operations. Each score is one dot
 product summed on its own (never a matrix product whose blocking depends on how many candidates
@@ -158,7 +152,7 @@ class RowStore:
 
 # The pass: a kernel scores every row for a batch of directions, then candidate selection.
 
-KernelName = Literal["blas", "faiss"]
+KernelName = Literal["compiled", "blas", "faiss"]
 # Up to this many directions, one pass of inner products each beats a matrix product, which
 # first packs the whole table (1 thread, 30,522 x 384: 2.5 ms per vector with FAISS's
 # fvec_inner_products_ny over the raw rows, against 3.4 ms for numpy's matrix-vector product
@@ -249,11 +243,13 @@ class Kernel(Protocol):
 
 
 class BlasKernel:
-    """The raw rows scored by BLAS, each score divided by its row's norm."""
+    """The raw rows scored by BLAS (or, `compiled`, by dots.c where it serves), each score
+    divided by its row's norm."""
 
     masks_exclusions = True
 
-    def __init__(self, store: RowStore) -> None:
+    def __init__(self, store: RowStore, compiled: bool = True) -> None:
+        self.compiled = compiled
         self.vectors = store.vectors
         norms = store.norms64
         largest = float(norms.max(initial=0.0))
@@ -281,8 +277,12 @@ class BlasKernel:
     @property
     def description(self) -> str:
         """What computes the pass (the table's `index_type`)."""
-        if self.by_columns and compiled_runs():
-            return f"exact inner product, compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"
+        if self.compiled and self.by_columns and compiled_runs():
+            return (
+                "exact inner product, compiled pass over the raw rows (AVX-512) for "
+                f"{COMPILED_FROM}-{COMPILED_UNTIL - 1} queries a batch, BLAS matrix product "
+                "for the others"
+            )
         return "exact inner product, BLAS matrix product over the raw rows"
 
     @property
@@ -295,7 +295,7 @@ class BlasKernel:
         rows = self.vectors[start:stop]
         scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
         scaled = np.ascontiguousarray(scaled, dtype=np.float32)
-        if compiled_serves(scaled, rows):  # rows stored by columns only
+        if self.compiled and compiled_serves(scaled, rows):  # rows stored by columns only
             return compiled_by_columns(scaled, rows, self.scales[start:stop])
         products = by_columns(scaled, rows) if self.by_columns else by_rows(scaled, rows)
         products *= self.scales[start:stop]
@@ -505,18 +505,14 @@ def mask(scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
 def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """(batch, rows) float32 inner products with rows stored by columns (rows.T is C order).
 
-    The compiled pass (compiled_by_columns) reads the columns in place, where BLAS first copies
-    the whole table into its panels (one thread, the default table: 1.2-3.6x BLAS from 1 to 32
-    directions). Where it does not run (not built, or compute threads above one), BLAS: one
-    direction a 1-row matrix product; two a matrix-vector product each; more: directions @
-    rows.T, one plain matrix product, the directions padded to a multiple of PAD_TO. Three or four
-    were once rows @ directions.T, transposed (1.16x and 0.97x the best layout when chosen), but
-    on another day's machine that tall product ran at 0.36-0.43x while the padded one held
+    BLAS (BlasKernel.scores calls the compiled pass first, where it serves): one direction a
+    1-row matrix product; two a matrix-vector product each; more: directions @ rows.T, one
+    plain matrix product, the directions padded to a multiple of PAD_TO. Three or four were
+    once rows @ directions.T, transposed (1.16x and 0.97x the best layout when chosen), but on
+    another day's machine that tall product ran at 0.36-0.43x while the padded one held
     0.86-1.09x. Measured on the default table, one thread (benchmarks/engine_throughput.py
     measures the result in one run).
     """
-    if compiled_serves(directions, rows):  # BlasKernel.scores calls it with the scales
-        return compiled_by_columns(directions, rows)
     columns = rows.T
     count = len(directions)
     if count == 1:
@@ -535,21 +531,23 @@ def compiled_runs() -> bool:
     return dots.AVAILABLE and (threads.compute_cap or 1) == 1
 
 
-# Without AVX-512, batches of this many directions or more go to BLAS's matrix product over the
-# columns: AVX2's tiles (6 directions x 16 rows) hold ~55% of one core's FMA limit, OpenBLAS's
-# AVX2 sgemm more from 32 on (this machine with both capped at AVX2, `engine_throughput --simd
-# 256` with OPENBLAS_CORETYPE=Haswell FAISS_OPT_LEVEL=avx2: 16 directions 2,435 q/s compiled
-# against 2,007 by BLAS over a transposed copy; 32 2,518 against 2,600; 256 2,530 against 3,303).
-NARROW_UNTIL = 32
+# The batch sizes the compiled pass serves; BLAS's matrix product over the columns the others.
+# A hand-written kernel stays only where it wins by 1.15x at the batch sizes a server forms
+# (docs/exact-pass.md). At 32 connections the server forms batches of 9-16; there, on an Intel
+# Xeon with AVX-512 (2026-12-06), the whole search ran 1.09-1.13x in-process and the server
+# 1.39x req/s at 0.78x the CPU a request (vectors); the earlier AMD EPYC figures put it at 1.46x
+# a plain sgemm. One direction: 0.90-1.02x BLAS (AMD 0.90x the sgemm); 24 0.98x, 32 0.85-0.92x.
+COMPILED_FROM = 2
+COMPILED_UNTIL = 24
 
 
 def compiled_serves(directions: np.ndarray, rows: np.ndarray) -> bool:
-    """Whether compiled_by_columns computes this pass: compiled_runs(), and float32 rows stored
-    by columns (`rows.T` C order, or a slice of rows of one), at least one direction (and
-    fewer than NARROW_UNTIL without AVX-512)."""
+    """Whether compiled_by_columns computes this pass: compiled_runs(), float32 rows stored by
+    columns (`rows.T` C order, or a slice of rows of one), and COMPILED_FROM to COMPILED_UNTIL
+    (exclusive) directions."""
     return (
         compiled_runs()
-        and 1 <= len(directions) < (math.inf if dots.SIMD >= 512 else NARROW_UNTIL)
+        and COMPILED_FROM <= len(directions) < COMPILED_UNTIL
         and rows.ndim == 2
         and rows.dtype == np.float32
         and rows.strides[0] == FLOAT32
@@ -558,11 +556,10 @@ def compiled_serves(directions: np.ndarray, rows: np.ndarray) -> bool:
 
 
 def compiled_by_columns(
-    directions: np.ndarray, rows: np.ndarray, scales: np.ndarray | None = None, simd: int = 0
+    directions: np.ndarray, rows: np.ndarray, scales: np.ndarray | None = None
 ) -> np.ndarray:
     """(batch, len(rows)) float32 `directions @ rows.T` by dots.c, each column times `scales` if
-    given; `simd` 512 or 256 forces an instruction set (0: the widest). Only where
-    compiled_serves() is True."""
+    given. Only where dots.AVAILABLE (compiled_serves() says where it is served)."""
     assert dots.LIBRARY is not None
     directions = np.ascontiguousarray(directions, dtype=np.float32)
     count, width = directions.shape
@@ -576,7 +573,7 @@ def compiled_by_columns(
             raise ValueError(f"{scales.shape[0]} scales for {n} rows")
     if n:
         dots.LIBRARY.dots_by_columns(
-            min(simd, dots.SIMD) if simd else dots.SIMD,
+            dots.SIMD,
             directions.ctypes.data,
             count,
             width,
@@ -655,7 +652,9 @@ def float32_dot_error(width: int, scale: float = 1.0) -> float:
 
 def make_kernel(name: KernelName, store: RowStore) -> Kernel:
     """The kernel called `name` over `store`'s rows."""
-    return BlasKernel(store) if name == "blas" else FaissKernel(store)
+    if name == "faiss":
+        return FaissKernel(store)
+    return BlasKernel(store, compiled=name == "compiled")
 
 
 # Columns per block; blocks interleave (block b holds columns b, b + n, b + 2n, ...), so the
@@ -669,52 +668,17 @@ TIE_ROOM = 16
 # a few times one chunk of scores, whatever the batch (256 rows at once took 62 MB of int64
 # partition indices on the default table).
 CHUNK_ROWS = 32
-# Room for candidates beyond the depth in compiled_candidates (a row with more near-ties than
-# this is selected again in numpy): 8 KiB of row numbers a query at depth 10.
-CANDIDATE_ROOM = 1_024
 
 
 def candidate_rows(scores: np.ndarray, depth: int, slack: np.ndarray | float) -> list[np.ndarray]:
     """Per row of `scores`, its columns scoring within `slack` of a bound <= its depth-th best."""
     rows = scores.shape[0]
     slack = np.broadcast_to(np.asarray(slack, dtype=np.float64), (rows,))
-    compiled = compiled_candidates(scores, depth, slack)
-    if compiled is not None:
-        return compiled
     found: list[np.ndarray] = []
     for start in range(0, rows, CHUNK_ROWS):
         part = slice(start, start + CHUNK_ROWS)
         found.extend(_select(scores[part], depth, slack[part]))
     return found
-
-
-def compiled_candidates(
-    scores: np.ndarray, depth: int, slack: np.ndarray
-) -> list[np.ndarray] | None:
-    """candidate_rows by dots.c, bounded by each row's depth-th best itself (ascending columns);
-    None where it does not run (not built, no AVX2, float64 scores, a depth of 0 or beyond
-    dots.MOST_DEPTH or the row, or more ties than CANDIDATE_ROOM leaves room for)."""
-    count, columns = scores.shape
-    if (
-        not dots.SELECTS
-        or scores.dtype != np.float32
-        or not 1 <= depth <= min(columns, dots.MOST_DEPTH)
-        or count == 0
-    ):
-        return None
-    scores = np.ascontiguousarray(scores)
-    slack = np.ascontiguousarray(slack, dtype=np.float64)
-    room = min(columns, depth + CANDIDATE_ROOM)
-    found = np.empty((count, room), dtype=np.int64)
-    counts = np.empty(count, dtype=np.int64)
-    assert dots.LIBRARY is not None
-    done = dots.LIBRARY.dots_candidates(
-        scores.ctypes.data, count, columns, depth, slack.ctypes.data, room,
-        found.ctypes.data, counts.ctypes.data,
-    )  # fmt: skip
-    if done != 0:
-        return None
-    return [found[row, :kept] for row, kept in enumerate(counts.tolist())]
 
 
 def _select(scores: np.ndarray, depth: int, slack: np.ndarray) -> list[np.ndarray]:
@@ -771,12 +735,6 @@ GATHER_BUDGET = 16 * 2**20
 # the table (about every other cache line of a column): the default table's 30,522 rows, from
 # 954 candidates on (a batch of about 96 queries with k=10). See _groups.
 SHARING = 32
-# A lone query's candidates are rescored by dots.c from this many values (candidates x width)
-# on: below it the call costs what the C saves (MiniLM, a batch of one, ~11 candidates of 384:
-# 479 against 499 q/s through numpy; GloVe fast-scan, 50 of 50: 50-54 us against 47-51), above
-# it numpy's three passes over the float64 products outgrow the cache (the synthetic 3M x 300
-# by rows, fast-scan nprobe 96, k_factor 8, ~104 candidates: 1.08x the q/s, paired rounds).
-ONE_COMPILED_FROM = 16_384
 # Candidate-exclusion pairs compared directly (a boolean matrix of this many cells, 64 KiB)
 # rather than through np.isin.
 SMALL_EXCLUSION_PRODUCT = 65_536
@@ -824,11 +782,7 @@ def _groups(
     read from the table itself.
     """
     rows = store.table.rows
-    if (
-        dots.RESCORES  # dots.c reads the table in place
-        or not stored_by_columns(store.vectors)
-        or sum(map(len, positions)) * SHARING < rows
-    ):
+    if not stored_by_columns(store.vectors) or sum(map(len, positions)) * SHARING < rows:
         return [(slice(0, queries), False)]
     most = max(1, GATHER_BUDGET // (4 * store.vectors.shape[1]))
     groups: list[tuple[slice, bool]] = []
@@ -881,10 +835,7 @@ def _rescore(
     keep = (store.norms64[ids] > 0) & ~_excluded(queries, owner, ids, store.table.rows)
     ids, owner = ids[keep], owner[keep]
     directions = np.stack([q.vector for q in queries])
-    if dots.RESCORES:
-        scores = compiled_dots(store.vectors, ids, directions, owner)
-    else:
-        scores = _dots(source, ids, directions, owner)
+    scores = _dots(source, ids, directions, owner)
     scores /= store.norms64[ids]
     order = np.lexsort((ids, -scores, owner))
     ids, scores, owner = ids[order], scores[order], owner[order]
@@ -906,16 +857,11 @@ def rescore_one(store: RowStore, query: NeighborQuery, positions: np.ndarray) ->
     keep = _kept_one(store, query, ids, norms)
     if keep is not None:
         ids, norms = ids[keep], norms[keep]
-    if dots.RESCORES and ids.size * store.width >= ONE_COMPILED_FROM:
-        owner = np.zeros(ids.size, dtype=np.int64)
-        scores = compiled_dots(store.vectors, ids, query.vector[None, :], owner) / norms
-    else:
-        # Summed as _dots and dots.c sum, to the last bit: float64 products laid out row by
-        # row, each row's summed along it (numpy's pairwise sum; summed down the columns, the
-        # last bits differ).
-        products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
-                               order="C")  # fmt: skip
-        scores = np.add.reduce(products, axis=1) / norms
+    # Summed as _dots sums, to the last bit: float64 products laid out row by row, each row's
+    # summed along it (numpy's pairwise sum; summed down the columns, the last bits differ).
+    products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
+                           order="C")  # fmt: skip
+    scores = np.add.reduce(products, axis=1) / norms
     best = np.argsort(-scores, kind="stable")[: query.k]
     return Neighbors(ids=ids[best], scores=scores[best])
 
@@ -949,36 +895,6 @@ def _dots(source: Source, ids: np.ndarray, directions: np.ndarray, owner: np.nda
         raw = source(ids[order]).astype(np.float64)
         sums[order] = np.sum(raw * directions[owner[order]], axis=1)
     return sums
-
-
-def compiled_dots(
-    vectors: np.ndarray, ids: np.ndarray, directions: np.ndarray, owner: np.ndarray
-) -> np.ndarray:
-    """_dots by dots.c, read from the table in place: each row's float64 products summed as
-    numpy sums them, the same bits (tests/engine/test_compiled_steps.py). Only where
-    dots.RESCORES; IndexError for an id outside the table (the C reads what it is given)."""
-    assert dots.LIBRARY is not None
-    order = np.argsort(ids, kind="stable")  # each column read forward
-    ids = np.ascontiguousarray(ids[order], dtype=np.int64)
-    if ids.size and (ids[0] < 0 or ids[-1] >= len(vectors)):
-        raise IndexError(f"row {ids[0] if ids[0] < 0 else ids[-1]} outside {len(vectors)} rows")
-    owner = np.ascontiguousarray(owner[order], dtype=np.int64)
-    directions = np.ascontiguousarray(directions, dtype=np.float64)
-    width = vectors.shape[1]
-    if directions.shape[1] != width:
-        raise DimensionMismatch(directions.shape[1], width)
-    sums = np.empty(ids.size)
-    if ids.size:
-        row_step, column_step = (stride // FLOAT32 for stride in vectors.strides)
-        failed = dots.LIBRARY.dots_rescore(
-            vectors.ctypes.data, row_step, column_step, width, ids.ctypes.data,
-            owner.ctypes.data, ids.size, directions.ctypes.data, sums.ctypes.data,
-        )  # fmt: skip
-        if failed:
-            raise MemoryError("no room for the rescoring's products")
-    out = np.empty_like(sums)
-    out[order] = sums
-    return out
 
 
 def gather_rows(vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:
