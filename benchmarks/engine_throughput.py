@@ -8,8 +8,10 @@ Every candidate is the service's own whole search (CosineSearch: the pass, the s
 candidates, the exact float64 rescoring) over the same table, as it would be served:
 
 - compiled: the pass of search/dots.c over the rows stored by columns where it serves (AVX-512,
-  rows.COMPILED_FROM to COMPILED_UNTIL directions), BLAS's elsewhere (search_kernel=compiled);
-- blas columns: BLAS over the rows stored by columns (search_kernel=blas);
+  rows.COMPILED_FROM to COMPILED_UNTIL directions), BLAS's elsewhere, and dots.c's selection
+  and rescoring (search_kernel=compiled);
+- blas columns: BLAS over the rows stored by columns (search_kernel=blas; numpy selects and
+  rescores, as for every candidate below);
 - blas rows: the same rows stored row after row, with that layout's best products (FAISS's
   inner products for 1-3 directions, rows @ Q.T up to 16, Q @ rows.T beyond);
 - blas unit: BLAS over a second, unit-normalised copy stored transposed
@@ -22,9 +24,8 @@ candidates, the exact float64 rescoring) over the same table, as it would be ser
   search_kernel=faiss serves it;
 - from N, rows: the same, the raw rows (read by the rescoring) stored row after row.
 
-Every candidate selects and rescores in numpy. dots.c's own selection and rescoring, and its
-AVX2 kernels, were measured beside these at commit 3dbe404 (a worktree there builds them), and
-removed: docs/exact-pass.md has both runs.
+dots.c's AVX2 kernels, and its pass alone with numpy's steps, were measured beside these at
+commit 3dbe404 (a worktree there builds them): docs/exact-pass.md has both runs.
 
 The candidates take turns one batch at a time at each batch size (the same queries, the order
 rotating every turn), in `--rounds` rounds; the median round is printed, and each ratio is the
@@ -35,7 +36,7 @@ candidate at any batch size: a ratio in one run, never an absolute time, and nev
 suite (a ratio that holds on one CPU fails on another).
 
 To measure what a CPU with AVX2 and no AVX-512 runs (the same memory and clock, so an
-approximation), cap both libraries at AVX2 and keep the compiled pass off:
+approximation), cap both libraries at AVX2 and keep dots.c off:
 OPENBLAS_CORETYPE=Haswell FAISS_OPT_LEVEL=avx2 ... --without-avx512.
 """
 
@@ -232,7 +233,7 @@ def main() -> int:
                         help="the compiled pass off, as on a CPU without AVX-512")  # fmt: skip
     args = parser.parse_args()
     if args.without_avx512:
-        dots.AVAILABLE = False
+        dots.AVAILABLE = dots.SELECTS = dots.RESCORES = False
     from service.engine.threads import limit_compute_threads
 
     limit_compute_threads(args.threads)

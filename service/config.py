@@ -394,12 +394,13 @@ class Settings(BaseSettings):
     search_kernel: Literal["compiled", "blas", "faiss"] = Field(
         "compiled",
         description="The exact pass, which scores every row for a batch of queries and finds "
-        "their candidates (rescored exactly in float64 by every pass, so the answers are the "
-        "same): `compiled`, the pass of service/engine/search/dots.c over the rows stored by "
-        "columns for the batch sizes it was measured to win (2-23 queries, on a CPU with "
-        "AVX-512; it is built at install) and `blas` for the others; `blas`, numpy's BLAS over "
-        "the table's own rows; `faiss`, FAISS's exhaustive search over a unit-normalised copy "
-        "it holds beside them (the table's float32 size again). Measured side by side in "
+        "their candidates, rescored exactly in float64 (the answers are the same whichever "
+        "runs): `compiled`, service/engine/search/dots.c (built at install) on a CPU with "
+        "AVX-512: its pass over the rows stored by columns for batches of 2-23 queries (BLAS "
+        "for the others), its selection of candidates and its rescoring sums; `blas`, numpy's "
+        "BLAS over the table's own rows and numpy's steps (what `compiled` falls back to "
+        "without AVX-512); `faiss`, FAISS's exhaustive search over a unit-normalised copy it "
+        "holds beside the rows (the table's float32 size again). Measured side by side in "
         "docs/exact-pass.md; a table's `index_type` names the pass that answers.",
     )
     cache_dir: Path | None = Field(

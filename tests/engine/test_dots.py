@@ -5,7 +5,10 @@ tail of rows and directions, and the same neighbours as the BLAS pass it stands 
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -109,3 +112,28 @@ def test_neighbours_are_those_of_the_blas_pass(monkeypatch: pytest.MonkeyPatch) 
     for mine, theirs in zip(compiled, blas, strict=True):
         assert mine.ids.tolist() == theirs.ids.tolist()
         assert mine.scores.tobytes() == theirs.scores.tobytes()
+
+
+@compiled
+def test_search_kernel_blas_runs_no_compiled_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `blas` is the library alone (the A/B's other side); `compiled` runs all three steps.
+    vectors = by_columns(300)
+    table = EmbeddingTable([f"w{i}" for i in range(300)], vectors)
+    queries = [NeighborQuery(vector=vector, k=5) for vector in vectors[:8]]
+    calls: list[str] = []
+    for name in ("compiled_by_columns", "compiled_candidates", "compiled_dots"):
+        step = getattr(search_rows, name)
+        monkeypatch.setattr(search_rows, name, partial(counted, calls, name, step))
+    library = CosineSearch(table, "blas").neighbors(queries)
+    assert calls == []
+    compiled = CosineSearch(table, "compiled").neighbors(queries)
+    assert set(calls) == {"compiled_by_columns", "compiled_candidates", "compiled_dots"}
+    for mine, theirs in zip(compiled, library, strict=True):
+        assert mine.ids.tolist() == theirs.ids.tolist()
+        assert mine.scores.tobytes() == theirs.scores.tobytes()
+
+
+def counted(calls: list[str], name: str, step: Callable[..., Any], *args: Any) -> Any:
+    """`step(*args)`, its name noted in `calls`."""
+    calls.append(name)
+    return step(*args)

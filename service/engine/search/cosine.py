@@ -187,7 +187,7 @@ class CosineSearch:
         depth = max(q.k for q in queries) + extra + RESCORE_MARGIN
         directions = np.stack([q.vector for q in queries]).astype(np.float32)
         rows = approximate.candidates(directions, depth, restrict, options)
-        return rescore(self.store, queries, rows)
+        return rescore(self.store, queries, rows, self.kernel.compiled)
 
     def _pass(self, queries: Sequence[NeighborQuery], restrict: int | None) -> list[Neighbors]:
         """One candidate pass for queries sharing `restrict`, then the exact rescoring."""
@@ -213,7 +213,7 @@ class CosineSearch:
             positions = self.kernel.candidates(
                 directions, depth, searchable, excluded if masked else None
             )
-        return rescore(self.store, queries, positions)
+        return rescore(self.store, queries, positions, self.kernel.compiled)
 
     def _among_pass(self, queries: Sequence[NeighborQuery], among: Among) -> list[Neighbors]:
         """One candidate pass over a candidate set's rows for queries sharing it, then the
@@ -226,7 +226,7 @@ class CosineSearch:
         excluded = [self.store.positions_of(q.exclude) for q in queries]
         directions = np.stack([q.vector for q in queries]).astype(np.float32)
         positions = among_candidates(self.kernel, directions, depth, rows, excluded)
-        return rescore(self.store, queries, positions)
+        return rescore(self.store, queries, positions, self.kernel.compiled)
 
 
 def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:

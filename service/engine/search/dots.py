@@ -11,6 +11,11 @@ compiler) or the CPU has no AVX-512, AVAILABLE is False and the pass stays with 
 
 Each score is one float32 FMA chain in the order of the columns, times the row's scale: the same
 bits whatever else is in the batch.
+
+It also selects a pass's candidates (dots_candidates) and computes their float64 rescoring sums
+in numpy's order (dots_rescore): rows.py's compiled_candidates and compiled_dots, called outside
+the GIL, as the pass is, on the same CPUs (docs/exact-pass.md: over HTTP they are worth 1.20x
+req/s beside the pass).
 """
 
 from __future__ import annotations
@@ -34,6 +39,10 @@ _SIGNATURES: dict[str, list[type]] = {
         _POINTER,
         _POINTER,
     ],
+    # scores, count, n, depth, slack, capacity, found, counts
+    "dots_candidates": [_POINTER, _SIZE, _SIZE, _SIZE, _POINTER, _SIZE, _POINTER, _POINTER],
+    # rows, row_step, column_step, width, ids, owner, n, directions, sums
+    "dots_rescore": [_POINTER, _SIZE, _SIZE, _SIZE, _POINTER, _POINTER, _SIZE, _POINTER, _POINTER],
 }
 
 
@@ -53,3 +62,7 @@ def _load() -> tuple[ctypes.CDLL | None, int]:
 LIBRARY, SIMD = _load()
 # Whether the compiled pass can run in this process at all.
 AVAILABLE = LIBRARY is not None and SIMD >= 512
+# Whether dots.c selects a pass's candidates and rescores them: where the pass runs.
+SELECTS = RESCORES = AVAILABLE
+# The deepest selection dots.c makes (its heap's room; dots.c's MOST_DEPTH).
+MOST_DEPTH = 4096

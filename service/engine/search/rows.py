@@ -38,6 +38,17 @@ blocks holds a score at least that high). Only blocks whose maximum reaches the 
 looked into. Measured against a full partition on the default table: 0.4 ms against 5.8 ms
 for 16 queries, 25 ms against 53 ms for 1024 (benchmarks/engine_throughput.py shows the net).
 
+With search_kernel=compiled, where dots.c runs (AVX-512), both steps after the pass run there
+too, outside the GIL, whichever pass (dots.c's or BLAS's) computed the scores: over HTTP they
+are worth 1.20x req/s beside the compiled pass (docs/exact-pass.md). The selection keeps every column within the slack of
+each row's depth-th best itself, read once with a heap of the depth best (4-5 us a query on the
+default table against numpy's 16-18), and the rescoring's float64 sums are read from the table in
+place, a column at a time for 32 candidates with the next columns prefetched, summed as numpy
+sums (its pairwise order), so the same bits (about 26 us for 10 candidates of the default table
+against 45 by numpy's gathers, in batches of 16 queries). A lone query's candidates
+(rescore_one) stay with numpy: there dots.c measured 1.07-1.08x at best. numpy's steps below
+answer everywhere else and are what tests/engine/test_compiled_steps.py holds dots.c to.
+
 Rescoring: all queries of a batch are rescored in a few array operations. Each score is one dot
 product summed on its own (never a matrix product whose blocking depends on how many candidates
 there are), so a query's answer is the same whatever else was in its batch. A batch of one query
@@ -207,6 +218,8 @@ class Kernel(Protocol):
     # Whether candidates() leaves out each query's excluded positions itself (then it needs
     # only k candidates, not k plus the exclusions).
     masks_exclusions: bool
+    # Whether dots.c selects and rescores the candidates of this kernel's passes (where it runs).
+    compiled: bool
     # A bound on |score - true cosine| for a float32 unit direction.
     error: float
     # Rows whose scores are not to be trusted (0 in scores()): candidates of every query.
@@ -321,7 +334,7 @@ class BlasKernel:
         block = rows_per_block(len(directions), searchable)
         if block >= searchable:
             scores = self.mask(self.scores(directions, 0, searchable), excluded, 0)
-            found = candidate_rows(scores, depth, self.error)
+            found = candidate_rows(scores, depth, self.error, self.compiled)
         else:
             found = _blocked_candidates(self, directions, depth, searchable, block, excluded)
         return with_always(found, self.always, searchable)
@@ -337,6 +350,7 @@ class FaissKernel:
 
     description = "exact inner product, FAISS knn_inner_product over a unit float32 copy"
     masks_exclusions = True
+    compiled = False
 
     def __init__(self, store: RowStore, blas_from: int | None = BLAS_FROM) -> None:
         width = store.width
@@ -476,7 +490,8 @@ def _blocked_candidates(
     for start in range(0, searchable, block):
         stop = min(start + block, searchable)
         scores = kernel.mask(kernel.scores(directions, start, stop), excluded, start)
-        for query, columns in enumerate(candidate_rows(scores, min(depth, stop - start), slack)):
+        depth_here = min(depth, stop - start)
+        for query, columns in enumerate(candidate_rows(scores, depth_here, slack, kernel.compiled)):
             positions[query].append(columns + start)
             values[query].append(scores[query, columns])
     merged = []
@@ -669,16 +684,55 @@ TIE_ROOM = 16
 # partition indices on the default table).
 CHUNK_ROWS = 32
 
+# Room for candidates beyond the depth in compiled_candidates (a row with more near-ties than
+# this is selected again in numpy): 8 KiB of row numbers a query at depth 10.
+CANDIDATE_ROOM = 1_024
 
-def candidate_rows(scores: np.ndarray, depth: int, slack: np.ndarray | float) -> list[np.ndarray]:
-    """Per row of `scores`, its columns scoring within `slack` of a bound <= its depth-th best."""
+
+def candidate_rows(
+    scores: np.ndarray, depth: int, slack: np.ndarray | float, compiled: bool = False
+) -> list[np.ndarray]:
+    """Per row of `scores`, its columns scoring within `slack` of a bound <= its depth-th best
+    (by dots.c if `compiled` and it runs here, else numpy)."""
     rows = scores.shape[0]
     slack = np.broadcast_to(np.asarray(slack, dtype=np.float64), (rows,))
+    found_there = compiled_candidates(scores, depth, slack) if compiled else None
+    if found_there is not None:
+        return found_there
     found: list[np.ndarray] = []
     for start in range(0, rows, CHUNK_ROWS):
         part = slice(start, start + CHUNK_ROWS)
         found.extend(_select(scores[part], depth, slack[part]))
     return found
+
+
+def compiled_candidates(
+    scores: np.ndarray, depth: int, slack: np.ndarray
+) -> list[np.ndarray] | None:
+    """candidate_rows by dots.c, bounded by each row's depth-th best itself (ascending columns);
+    None where it does not run (not built, no AVX-512, float64 scores, a depth of 0 or beyond
+    dots.MOST_DEPTH or the row, or more ties than CANDIDATE_ROOM leaves room for)."""
+    count, columns = scores.shape
+    if (
+        not dots.SELECTS
+        or scores.dtype != np.float32
+        or not 1 <= depth <= min(columns, dots.MOST_DEPTH)
+        or count == 0
+    ):
+        return None
+    scores = np.ascontiguousarray(scores)
+    slack = np.ascontiguousarray(slack, dtype=np.float64)
+    room = min(columns, depth + CANDIDATE_ROOM)
+    found = np.empty((count, room), dtype=np.int64)
+    counts = np.empty(count, dtype=np.int64)
+    assert dots.LIBRARY is not None
+    done = dots.LIBRARY.dots_candidates(
+        scores.ctypes.data, count, columns, depth, slack.ctypes.data, room,
+        found.ctypes.data, counts.ctypes.data,
+    )  # fmt: skip
+    if done != 0:
+        return None
+    return [found[row, :kept] for row, kept in enumerate(counts.tolist())]
 
 
 def _select(scores: np.ndarray, depth: int, slack: np.ndarray) -> list[np.ndarray]:
@@ -744,22 +798,30 @@ def rescore(
     store: RowStore,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
+    compiled: bool = False,
 ) -> list[Neighbors]:
-    """Each query's candidates scored in float64 from the raw rows, best k first (ties: id)."""
+    """Each query's candidates scored in float64 from the raw rows, best k first (ties: id);
+    a batch's sums by dots.c if `compiled` and it runs here."""
     if len(queries) == 1 and len(positions[0]) <= CHUNK:
         return [rescore_one(store, queries[0], np.asarray(positions[0], dtype=np.int64))]
-    return rescore_batch(store, queries, positions)
+    return rescore_batch(store, queries, positions, compiled)
 
 
 def rescore_batch(
     store: RowStore,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
+    compiled: bool = False,
 ) -> list[Neighbors]:
     """rescore() for any number of queries, QUERY_CHUNK at a time."""
+    compiled = compiled and dots.RESCORES
+    # dots.c reads the table in place: nothing to gather first.
+    groups = (
+        [(slice(0, len(queries)), False)] if compiled else _groups(store, positions, len(queries))
+    )
     results: list[Neighbors] = []
-    for group, gather in _groups(store, positions, len(queries)):
-        results.extend(_rescore_group(store, queries[group], positions[group], gather))
+    for group, gather in groups:
+        results.extend(_rescore_group(store, queries[group], positions[group], gather, compiled))
     return results
 
 
@@ -801,6 +863,7 @@ def _rescore_group(
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
     gather: bool,
+    compiled: bool,
 ) -> list[Neighbors]:
     """rescore() of one group, QUERY_CHUNK queries at a time (its gathered rows, if any, are
     freed on return: one group's at a time)."""
@@ -808,7 +871,7 @@ def _rescore_group(
     results: list[Neighbors] = []
     for start in range(0, len(queries), QUERY_CHUNK):
         part = slice(start, start + QUERY_CHUNK)
-        results.extend(_rescore(store, source, queries[part], positions[part]))
+        results.extend(_rescore(store, source, queries[part], positions[part], compiled))
     return results
 
 
@@ -825,6 +888,7 @@ def _rescore(
     source: Source,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
+    compiled: bool,
 ) -> list[Neighbors]:
     counts = [len(p) for p in positions]
     flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in positions])
@@ -835,7 +899,10 @@ def _rescore(
     keep = (store.norms64[ids] > 0) & ~_excluded(queries, owner, ids, store.table.rows)
     ids, owner = ids[keep], owner[keep]
     directions = np.stack([q.vector for q in queries])
-    scores = _dots(source, ids, directions, owner)
+    if compiled:
+        scores = compiled_dots(store.vectors, ids, directions, owner)
+    else:
+        scores = _dots(source, ids, directions, owner)
     scores /= store.norms64[ids]
     order = np.lexsort((ids, -scores, owner))
     ids, scores, owner = ids[order], scores[order], owner[order]
@@ -857,8 +924,9 @@ def rescore_one(store: RowStore, query: NeighborQuery, positions: np.ndarray) ->
     keep = _kept_one(store, query, ids, norms)
     if keep is not None:
         ids, norms = ids[keep], norms[keep]
-    # Summed as _dots sums, to the last bit: float64 products laid out row by row, each row's
-    # summed along it (numpy's pairwise sum; summed down the columns, the last bits differ).
+    # Summed as _dots and dots.c sum, to the last bit: float64 products laid out row by row,
+    # each row's summed along it (numpy's pairwise sum; summed down the columns, the last bits
+    # differ).
     products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
                            order="C")  # fmt: skip
     scores = np.add.reduce(products, axis=1) / norms
@@ -895,6 +963,36 @@ def _dots(source: Source, ids: np.ndarray, directions: np.ndarray, owner: np.nda
         raw = source(ids[order]).astype(np.float64)
         sums[order] = np.sum(raw * directions[owner[order]], axis=1)
     return sums
+
+
+def compiled_dots(
+    vectors: np.ndarray, ids: np.ndarray, directions: np.ndarray, owner: np.ndarray
+) -> np.ndarray:
+    """_dots by dots.c, read from the table in place: each row's float64 products summed as
+    numpy sums them, the same bits (tests/engine/test_compiled_steps.py). Only where
+    dots.RESCORES; IndexError for an id outside the table (the C reads what it is given)."""
+    assert dots.LIBRARY is not None
+    order = np.argsort(ids, kind="stable")  # each column read forward
+    ids = np.ascontiguousarray(ids[order], dtype=np.int64)
+    if ids.size and (ids[0] < 0 or ids[-1] >= len(vectors)):
+        raise IndexError(f"row {ids[0] if ids[0] < 0 else ids[-1]} outside {len(vectors)} rows")
+    owner = np.ascontiguousarray(owner[order], dtype=np.int64)
+    directions = np.ascontiguousarray(directions, dtype=np.float64)
+    width = vectors.shape[1]
+    if directions.shape[1] != width:
+        raise DimensionMismatch(directions.shape[1], width)
+    sums = np.empty(ids.size)
+    if ids.size:
+        row_step, column_step = (stride // FLOAT32 for stride in vectors.strides)
+        failed = dots.LIBRARY.dots_rescore(
+            vectors.ctypes.data, row_step, column_step, width, ids.ctypes.data,
+            owner.ctypes.data, ids.size, directions.ctypes.data, sums.ctypes.data,
+        )  # fmt: skip
+        if failed:
+            raise MemoryError("no room for the rescoring's products")
+    out = np.empty_like(sums)
+    out[order] = sums
+    return out
 
 
 def gather_rows(vectors: np.ndarray, ids: np.ndarray) -> np.ndarray:
