@@ -402,9 +402,9 @@ class Settings(BaseSettings):
         le=256,
         description="BLAS/OpenMP threads one pass over a table may use. 1 leaves the other cores "
         "to the event loop; measured on 2 cores, 2 threads made every unbatched query several "
-        "times slower (BENCHMARKS.md). Raise it with cores to spare. At 1 the exact pass over "
-        "a table stored by columns is the compiled one (one thread; a table's index_type says "
-        "so); above 1 it is BLAS's matrix product on that many threads.",
+        "times slower (BENCHMARKS.md). Raise it with cores to spare. The compiled pass runs only "
+        "at 1 (one thread; a table's index_type says so); above 1 the exact pass is BLAS's "
+        "matrix product on that many threads.",
     )
     heap_arenas: int = Field(
         4,
@@ -429,11 +429,17 @@ class Settings(BaseSettings):
         "2,101-2,201 at 0.5 ms, 1,850-2,056 at 0.1 ms. At light load (200 req/s) 0.5 ms costs "
         "about 0.5-1 ms of p99 against 5 ms.",
     )
-    search_kernel: Literal["blas", "faiss"] = Field(
-        "blas",
-        description="How the exact path finds candidates: BLAS over the table's own rows (one "
-        "copy of the table; measured faster here, see BENCHMARKS.md) or FAISS's IndexFlatIP "
-        "search, which holds a second, unit-normalised copy (the A/B).",
+    search_kernel: Literal["compiled", "blas", "faiss"] = Field(
+        "compiled",
+        description="The exact pass, which scores every row for a batch of queries and finds "
+        "their candidates, rescored exactly in float64 (the answers are the same whichever "
+        "runs): `compiled`, service/engine/search/dots.c (built at install) on a CPU with "
+        "AVX-512: its pass over the rows stored by columns for batches of 2-23 queries (BLAS "
+        "for the others), its selection of candidates and its rescoring sums; `blas`, numpy's "
+        "BLAS over the table's own rows and numpy's steps (what `compiled` falls back to "
+        "without AVX-512); `faiss`, FAISS's exhaustive search over a unit-normalised copy it "
+        "holds beside the rows (the table's float32 size again). Measured side by side in "
+        "docs/exact-pass.md; a table's `index_type` names the pass that answers.",
     )
     cache_dir: Path | None = Field(
         None,
