@@ -47,7 +47,6 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import faiss
 import numpy as np

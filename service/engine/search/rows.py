@@ -38,16 +38,16 @@ blocks holds a score at least that high). Only blocks whose maximum reaches the 
 looked into. Measured against a full partition on the default table: 0.4 ms against 5.8 ms
 for 16 queries, 25 ms against 53 ms for 1024 (benchmarks/engine_throughput.py shows the net).
 
-With search_kernel=compiled, where dots.c runs (AVX-512), both steps after the pass run there
-too, outside the GIL, whichever pass (dots.c's or BLAS's) computed the scores: over HTTP they
-are worth 1.20x req/s beside the compiled pass (docs/exact-pass.md). The selection keeps every column within the slack of
-each row's depth-th best itself, read once with a heap of the depth best (4-5 us a query on the
-default table against numpy's 16-18), and the rescoring's float64 sums are read from the table in
-place, a column at a time for 32 candidates with the next columns prefetched, summed as numpy
-sums (its pairwise order), so the same bits (about 26 us for 10 candidates of the default table
-against 45 by numpy's gathers, in batches of 16 queries). A lone query's candidates
-(rescore_one) stay with numpy: there dots.c measured 1.07-1.08x at best. numpy's steps below
-answer everywhere else and are what tests/engine/test_compiled_steps.py holds dots.c to.
+With search_kernel=compiled, where dots.c runs (AVX-512), both steps after the pass run there too,
+outside the GIL, whichever pass (dots.c's or BLAS's) computed the scores: over HTTP they are worth
+1.20x req/s beside the compiled pass (docs/exact-pass.md). The selection keeps every column within
+the slack of each row's depth-th best itself, read once with a heap of the depth best (4-5 us a
+query on the default table against numpy's 16-18), and the rescoring's float64 sums are read from
+the table in place, a column at a time for 32 candidates with the next columns prefetched, summed
+as numpy sums (its pairwise order), so the same bits (about 26 us for 10 candidates of the default
+table against 45 by numpy's gathers, in batches of 16 queries). A lone query's candidates
+(rescore_one) stay with numpy: there dots.c measured 1.07-1.08x at best. numpy's steps below answer
+everywhere else and are what tests/engine/test_compiled_steps.py holds dots.c to.
 
 Rescoring: all queries of a batch are rescored in a few array operations. Each score is one dot
 product summed on its own (never a matrix product whose blocking depends on how many candidates
