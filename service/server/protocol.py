@@ -168,6 +168,8 @@ class GuardedProtocol(HttpToolsProtocol):
             if data and len(self.pipeline) >= self.guard.max_pipelined:
                 self.unparsed = data
                 self.guard.holding[self] = None
+                # A body held unparsed is ours to read, not the client's to send: off the clock.
+                self.guard.arriving.pop(self, None)
                 self.flow.hold()
                 return
             piece_size = FIRST_PIECE if len(self.pipeline) > queued else 2 * piece_size
@@ -273,6 +275,9 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.unparsed and not self.pipeline:
             data, self.unparsed = self.unparsed, b""
             self.guard.holding.pop(self, None)
+            if self.body_since is not None:  # its bytes were here all along: a fresh clock
+                self.body_since = time.monotonic()
+                self.guard.arriving[self] = None
             self.data_received(data)
         if self.shed:
             self.shed = False
@@ -350,7 +355,7 @@ class GuardedProtocol(HttpToolsProtocol):
                 self.refuse(HeadTimeout(self.guard.header_timeout_seconds))
             else:
                 self.close_now()
-        elif self.body_since is not None:
+        elif self.body_since is not None and not self.unparsed:
             self._check_body(now - self.body_since)
 
     def _check_body(self, elapsed: float) -> None:
