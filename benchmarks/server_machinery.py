@@ -1,23 +1,27 @@
-"""Our worker manager and loading responder beside uvicorn's own machinery, side by side.
+"""Our worker manager beside uvicorn's, and the app answering 503 while tables load beside the
+raw-socket responder it replaced, side by side.
 
-Run (wrk from Debian):
+Run (wrk from Debian; the responder as of 0325fe8, exported beside the checkout):
+    git archive 0325fe8 | (mkdir -p ../responder && tar -x -C ../responder)
     flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.server_machinery \\
-        [--rounds 3] [--seconds 6]
+        [--rounds 3] [--seconds 6] [--responder ../responder] [--only workers loading]
 
 Workers (service/server/workers.py against `uvicorn.supervisors.Multiprocess`, both at 2
 workers running the same `serve` in each worker: harness/uvicorn_serving.py): per round and
 variant, the time from launch to the first 200 answer to a real query (neighbours of a token)
 and to every worker having answered one (the worker that answered is found from the kernel's
 socket tables), the peak RSS and PSS of all the server's processes meanwhile, and the CPU they
-spent by then; wrk -t2 -c32 on distinct raw vectors (req/s, CPU a request of all processes);
-then, once the server has lived 11 s, a worker SIGKILLed 2 s into another wrk run: the
-requests that failed and the time until a new worker answered a query. Once per variant, a
-bad table at start: exit code, seconds, error lines, worker starts.
+spent by then; wrk -t2 -c32 on distinct raw vectors (req/s, CPU a request of all processes,
+the share of wrk's connections on the busiest worker halfway); then, once the server has lived
+11 s, a worker SIGKILLed 2 s into a 16-second wrk run: the requests that failed and the time
+until a new worker answered a query. Once per variant, a bad table at start: exit code,
+seconds, error lines, worker errors.
 
-Loading (service/server/starting.py against uvicorn started at once with the app answering 503
-from the registry, one worker): the time to the first answer (a 503 while loading) and to the
-first 200 query answer, connections refused
-after the first one accepted, peak RSS and the CPU spent by then, and the bad table.
+Loading (with --responder: one worker of `serve` from that checkout, whose raw-socket responder
+answered while the tables loaded, against `serve` here, where uvicorn serves at once and the
+app answers 503 from the registry): the time to the first answer (a 503 while loading) and to
+the first 200 query answer, connections refused after the first one accepted, peak RSS and the
+CPU spent by then, and the bad table.
 
 The variants alternate within each round, the order reversed every other round.
 """
@@ -55,8 +59,9 @@ ENV = {"EMBEDDING_SERVICE_LOG_LEVEL": "warning", "EMBEDDING_SERVICE_DRAIN_SECOND
 SERVE = [sys.executable, "-m", "service", "serve"]
 UVICORN = [sys.executable, "-m", "harness.uvicorn_serving"]
 WORKERS = {"ours": [*SERVE, "--workers", "2"],
-           "uvicorn": [*UVICORN, "multiprocess", "serve", "--workers", "2"]}  # fmt: skip
-LOADING = {"responder": SERVE, "app-503": [*UVICORN, "app-503", "serve"]}
+           "uvicorn": [*UVICORN, "serve", "--workers", "2"]}  # fmt: skip
+# The loading comparison: `serve` now (the app answers 503) against a checkout with the responder.
+LOADING = ("responder", "app-503")
 
 
 @dataclass
@@ -97,21 +102,36 @@ def tree_memory(pid: int) -> tuple[float, float]:
     return rss, pss
 
 
-def socket_owner(port: int, client_port: int, pids: list[int]) -> int | None:
-    """The process holding the server end of the connection from `client_port`."""
-    inode = None
+def server_ends(port: int) -> dict[int, str]:
+    """The established connections to `port`: the client's port -> the server end's socket."""
+    ends = {}
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
             fields = line.split()
             local, remote = fields[1].rsplit(":", 1)[1], fields[2].rsplit(":", 1)[1]
-            if int(local, 16) == port and int(remote, 16) == client_port:
-                inode = fields[9]
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            for fd in Path(f"/proc/{pid}/fd").iterdir():
-                if os.readlink(fd) == f"socket:[{inode}]":
-                    return pid
-    return None
+            if int(local, 16) == port and fields[3] == "01":
+                ends[int(remote, 16)] = f"socket:[{fields[9]}]"
+    return ends
+
+
+def sockets_of(pid: int) -> set[str]:
+    """The sockets a process holds open."""
+    with contextlib.suppress(OSError):
+        return {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()}
+    return set()
+
+
+def socket_owner(port: int, client_port: int, pids: list[int]) -> int | None:
+    """The process holding the server end of the connection from `client_port`."""
+    end = server_ends(port).get(client_port)
+    return next((pid for pid in pids if end in sockets_of(pid)), None)
+
+
+def busiest_share(pid: int, port: int) -> float:
+    """The share of the port's connections that the busiest worker holds."""
+    ends = set(server_ends(port).values())
+    held = [len(ends & sockets_of(member)) for member in child_pids(pid) or [pid]]
+    return max(held) / max(1, sum(held))
 
 
 def ask(port: int, pid: int) -> tuple[int, int | None]:
@@ -129,24 +149,29 @@ def ask(port: int, pid: int) -> tuple[int, int | None]:
         connection.close()
 
 
-def launch(command: list[str], port: int, *extra: str) -> subprocess.Popen[bytes]:
-    """The server's command on `port`, its log kept in a file."""
+def launch(
+    command: list[str], port: int, *extra: str, cwd: str | None = None
+) -> subprocess.Popen[bytes]:
+    """The server's command on `port` (the `service` package in `cwd`), its log in a file."""
     log = tempfile.TemporaryFile()  # noqa: SIM115 (read after the server ends)
     process = subprocess.Popen(
         [*command, "--port", str(port), *extra],
         env={**os.environ, **ENV},
         stdout=subprocess.DEVNULL,
         stderr=log,
+        cwd=cwd,
     )
     process.log = log  # type: ignore[attr-defined]
     return process
 
 
-def start(command: list[str], workers: int) -> tuple[subprocess.Popen[bytes], int, Start]:
+def start(
+    command: list[str], workers: int, cwd: str | None = None
+) -> tuple[subprocess.Popen[bytes], int, Start]:
     """Launch and poll with real queries until `workers` processes have each answered one."""
     port = free_port()
     began = time.monotonic()
-    process = launch(command, port)
+    process = launch(command, port, cwd=cwd)
     result = Start()
     accepted = False
     while len(result.answered_by) < workers:
@@ -190,16 +215,22 @@ def stop(process: subprocess.Popen[bytes]) -> str:
 
 @dataclass(frozen=True)
 class Load:
-    """wrk on distinct vectors: the result and the CPU a request of all the processes."""
+    """wrk on distinct vectors: the result, the CPU a request of all the processes, and the
+    share of wrk's connections the busiest worker held."""
 
     wrk: WrkResult
     cpu_us: float
+    busiest: float
 
 
 def under_wrk(pid: int, port: int, seconds: int, bodies: list[str]) -> Load:
     before = tree_cpu(pid)
+    shares: list[float] = []
+    look = threading.Timer(seconds / 2, lambda: shares.append(busiest_share(pid, port)))
+    look.start()
     result = run_wrk(f"http://127.0.0.1:{port}{NEIGHBORS}", 32, seconds, bodies)
-    return Load(result, (tree_cpu(pid) - before) / max(1, result.requests) * 1e6)
+    look.join()
+    return Load(result, (tree_cpu(pid) - before) / max(1, result.requests) * 1e6, shares[0])
 
 
 def kill_one(pid: int, port: int, victim: int, bodies: list[str]) -> tuple[WrkResult, float]:
@@ -227,13 +258,13 @@ def kill_one(pid: int, port: int, victim: int, bodies: list[str]) -> tuple[WrkRe
     return outcome[0], replaced
 
 
-def bad_table(command: list[str]) -> str:
+def bad_table(command: list[str], cwd: str | None = None) -> str:
     """What the server does with a table file that cannot be read: exit code, time, lines."""
     with tempfile.NamedTemporaryFile(suffix=".bin") as bad:
         bad.write(b"not a word2vec file\n" * 10)
         bad.flush()
         began = time.monotonic()
-        process = launch(command, free_port(), "--table", f"bad={bad.name}")
+        process = launch(command, free_port(), "--table", f"bad={bad.name}", cwd=cwd)
         try:
             code: int | str = process.wait(timeout=BAD_TABLE_SECONDS)
         except subprocess.TimeoutExpired:
@@ -267,14 +298,14 @@ def workers_round(name: str, seconds: int, bodies: list[str]) -> dict[str, float
     return {"first_200_s": began.first_200, "all_workers_s": began.all_workers,
             "peak_rss_mib": began.peak_rss_mib, "peak_pss_mib": began.peak_pss_mib,
             "start_cpu_s": began.cpu_seconds, "req_s": load.wrk.requests_per_second,
-            "cpu_us": load.cpu_us, "wrk_failed": load.wrk.failures,
+            "cpu_us": load.cpu_us, "busiest": load.busiest, "wrk_failed": load.wrk.failures,
             "kill_failed": killed.failures, "kill_requests": killed.requests,
             "replaced_s": replaced}  # fmt: skip
 
 
-def loading_round(name: str) -> dict[str, float]:
-    """One variant at 1 worker: its start only."""
-    process, _, began = start(LOADING[name], 1)
+def loading_round(name: str, folder: str) -> dict[str, float]:
+    """One variant at 1 worker (`serve` from `folder`): its start only."""
+    process, _, began = start(SERVE, 1, cwd=folder)
     stop(process)
     return {"first_answer_s": began.first_answer, "first_200_s": began.first_200,
             "refused": began.refused_after_accept,
@@ -311,6 +342,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=6)
     parser.add_argument("--only", nargs="+", choices=["workers", "loading"],
                         default=["workers", "loading"])  # fmt: skip
+    parser.add_argument("--responder", help="a checkout whose serve has the loading responder")
     args = parser.parse_args()
     print(f"command: python -m benchmarks.server_machinery {' '.join(sys.argv[1:])}")
     print(f"machine: {machine()}; load {os.getloadavg()[0]:.1f}")
@@ -321,12 +353,14 @@ def main() -> None:
         report("workers, median (each round):", run_rounds(list(WORKERS), args.rounds, measure))
         for name, command in WORKERS.items():
             print(f"  bad table, {name}: {bad_table(command)}")
-    if "loading" in args.only:
-        report(
-            "loading, median (each round):", run_rounds(list(LOADING), args.rounds, loading_round)
+    if "loading" in args.only and args.responder:
+        folders = {"responder": os.path.abspath(args.responder), "app-503": os.getcwd()}
+        results = run_rounds(
+            list(LOADING), args.rounds, lambda name: loading_round(name, folders[name])
         )
-        for name, command in LOADING.items():
-            print(f"  bad table, {name}: {bad_table(command)}")
+        report("loading, median (each round):", results)
+        for name, folder in folders.items():
+            print(f"  bad table, {name}: {bad_table(SERVE, folder)}")
 
 
 if __name__ == "__main__":
