@@ -13,8 +13,10 @@ and to every worker having answered one (the worker that answered is found from 
 socket tables), the peak RSS and PSS of all the server's processes meanwhile, and the CPU they
 spent by then; wrk -t2 -c32 on distinct raw vectors (req/s, CPU a request of all processes,
 the share of wrk's connections on the busiest worker halfway); then, once the server has lived
-11 s, a worker SIGKILLed 2 s into a 16-second wrk run: the requests that failed and the time
-until a new worker answered a query. Once per variant, a bad table at start: exit code,
+11 s, a worker SIGKILLed 2 s into a 16-second wrk run: the requests that failed, the time
+until a new worker answered a query, and the queries on fresh connections meanwhile not
+answered 200 (a replacement that answers 503 while it loads takes connections from the
+worker that could answer them). Once per variant, a bad table at start: exit code,
 seconds, error lines, worker errors.
 
 Loading (with --responder: one worker of `serve` from that checkout, whose raw-socket responder
@@ -233,9 +235,10 @@ def under_wrk(pid: int, port: int, seconds: int, bodies: list[str]) -> Load:
     return Load(result, (tree_cpu(pid) - before) / max(1, result.requests) * 1e6, shares[0])
 
 
-def kill_one(pid: int, port: int, victim: int, bodies: list[str]) -> tuple[WrkResult, float]:
+def kill_one(pid: int, port: int, victim: int, bodies: list[str]) -> dict[str, float]:
     """SIGKILL `victim` 2 s into a wrk run of KILL_WRK_SECONDS (long enough to see the
-    replacement load and serve): wrk's result, and the seconds until a new worker answered."""
+    replacement load and serve): wrk's failures, the seconds until a new worker answered a
+    query, and the queries on fresh connections meanwhile that were not answered 200."""
     outcome: list[WrkResult] = []
     url = f"http://127.0.0.1:{port}{NEIGHBORS}"
     load = threading.Thread(
@@ -246,16 +249,21 @@ def kill_one(pid: int, port: int, victim: int, bodies: list[str]) -> tuple[WrkRe
     before = set(child_pids(pid))
     os.kill(victim, signal.SIGKILL)
     killed = time.monotonic()
-    replaced = float("nan")
+    replaced, probes, refused = float("nan"), 0, 0
     while time.monotonic() - killed < 30:
-        with contextlib.suppress(OSError):
+        probes += 1
+        try:
             status, owner = ask(port, pid)
-            if status == 200 and owner is not None and owner not in before:
-                replaced = time.monotonic() - killed
-                break
+        except OSError:
+            status, owner = 0, None
+        if status == 200 and owner is not None and owner not in before:
+            replaced = time.monotonic() - killed
+            break
+        refused += status != 200
         time.sleep(0.02)
     load.join()
-    return outcome[0], replaced
+    return {"kill_failed": outcome[0].failures, "kill_requests": outcome[0].requests,
+            "replaced_s": replaced, "probes_not_200": refused, "probes": probes}  # fmt: skip
 
 
 def bad_table(command: list[str], cwd: str | None = None) -> str:
@@ -292,15 +300,14 @@ def workers_round(name: str, seconds: int, bodies: list[str]) -> dict[str, float
         # A worker of ours that dies younger than 10 s at start stops the server: kill later.
         time.sleep(max(0.0, launched + 11 - time.monotonic()))
         victim = sorted(began.answered_by)[0]
-        killed, replaced = kill_one(process.pid, port, victim, bodies)
+        killed = kill_one(process.pid, port, victim, bodies)
     finally:
         stop(process)
-    return {"first_200_s": began.first_200, "all_workers_s": began.all_workers,
+    return killed | {"first_200_s": began.first_200, "all_workers_s": began.all_workers,
             "peak_rss_mib": began.peak_rss_mib, "peak_pss_mib": began.peak_pss_mib,
             "start_cpu_s": began.cpu_seconds, "req_s": load.wrk.requests_per_second,
-            "cpu_us": load.cpu_us, "busiest": load.busiest, "wrk_failed": load.wrk.failures,
-            "kill_failed": killed.failures, "kill_requests": killed.requests,
-            "replaced_s": replaced}  # fmt: skip
+            "cpu_us": load.cpu_us, "busiest": load.busiest,
+            "wrk_failed": load.wrk.failures}  # fmt: skip
 
 
 def loading_round(name: str, folder: str) -> dict[str, float]:
