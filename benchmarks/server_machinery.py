@@ -117,10 +117,13 @@ def server_ends(port: int) -> dict[int, str]:
 
 
 def sockets_of(pid: int) -> set[str]:
-    """The sockets a process holds open."""
+    """What a process holds open (its sockets as `socket:[inode]`)."""
+    held = set()
     with contextlib.suppress(OSError):
-        return {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()}
-    return set()
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):  # closed meanwhile
+                held.add(os.readlink(fd))
+    return held
 
 
 def socket_owner(port: int, client_port: int, pids: list[int]) -> int | None:
