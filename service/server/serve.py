@@ -41,7 +41,7 @@ def serve(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     configure_logging(settings.log_level)
-    # Before any thread of the server starts (the loading responder's is the first).
+    # Before any thread of the server starts (uvicorn's, the tables' loading thread).
     limit_arenas(settings.heap_arenas)
     if args.listen_fd is not None:
         sock = socket.socket(fileno=args.listen_fd)
@@ -58,12 +58,12 @@ def serve(args: argparse.Namespace) -> int:
 
     registry = Registry(expected=[spec.name for spec in settings.served_tables()])
     announce = args.worker is None
-    if args.quiet_load:
-        # A later worker: it takes no connection before it can answer (the others serve).
-        # A reload or key re-read asked for meanwhile would kill it (the signals' default):
-        # the tables and keys being loaded are the files as they are now anyway.
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    # A reload or key re-read asked for before the server's handlers are in would kill the
+    # process (the signals' default): the tables and keys being loaded are the files as they
+    # are now anyway.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+    if args.quiet_load:  # a later worker takes no connection before it can answer
         load_all(registry, settings)
         report_ready(args.ready_fd)
         return _run_server(settings, registry, sock, announce)
