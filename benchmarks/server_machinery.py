@@ -16,8 +16,8 @@ the share of wrk's connections on the busiest worker halfway); then, once the se
 11 s, a worker SIGKILLed 2 s into a 16-second wrk run: the requests that failed, the time
 until a new worker answered a query, and the queries on fresh connections meanwhile not
 answered 200 (a replacement that answers 503 while it loads takes connections from the
-worker that could answer them). Once per variant, a bad table at start: exit code,
-seconds, error lines, worker errors.
+worker that could answer them). Once per variant, a bad table at start (exit code, seconds,
+error lines, worker errors), and the parent SIGKILLed (do its workers live on?).
 
 Loading (with --responder: one worker of `serve` from that checkout, whose raw-socket responder
 answered while the tables loaded, against `serve` here, where uvicorn serves at once and the
@@ -46,7 +46,15 @@ from dataclasses import dataclass, field
 
 from harness import workloads
 from harness.machine import machine
-from harness.processes import busiest_share, child_pids, socket_owner, tree, tree_cpu, tree_memory
+from harness.processes import (
+    busiest_share,
+    child_pids,
+    running,
+    socket_owner,
+    tree,
+    tree_cpu,
+    tree_memory,
+)
 from harness.server import free_port
 from harness.wrk import WrkResult, run_wrk
 
@@ -228,6 +236,22 @@ def bad_table(command: list[str], cwd: str | None = None) -> str:
             f"error(s); first: {shown!r}")  # fmt: skip
 
 
+def parent_killed(command: list[str]) -> str:
+    """SIGKILL the parent of a started server: how many workers live on 3 s later, and whether
+    the port still answers."""
+    process, port, began = start(command, 2)
+    process.kill()
+    process.wait()
+    time.sleep(3)
+    alive = [pid for pid in began.answered_by if running(pid)]
+    try:
+        answer = f"the port answers {ask(port, process.pid)[0]}" if alive else "the port is closed"
+    finally:
+        for pid in alive:  # orphans: nobody else will stop them
+            os.kill(pid, signal.SIGTERM)
+    return f"{len(alive)} of 2 workers alive 3 s later, {answer}"
+
+
 def order(names: list[str], round_: int) -> list[str]:
     """The variants in this round's order: reversed every other round."""
     return names[::-1] if round_ % 2 else names
@@ -302,6 +326,7 @@ def main() -> None:
         report("workers, median (each round):", run_rounds(list(WORKERS), args.rounds, measure))
         for name, command in WORKERS.items():
             print(f"  bad table, {name}: {bad_table(command)}")
+            print(f"  parent SIGKILLed, {name}: {parent_killed(command)}")
     if "loading" in args.only and args.responder:
         folders = {"responder": os.path.abspath(args.responder), "app-503": os.getcwd()}
         results = run_rounds(

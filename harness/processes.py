@@ -94,3 +94,11 @@ def busiest_share(pid: int, port: int) -> float:
     ends = set(server_ends(port).values())
     held = [len(ends & sockets_of(member)) for member in child_pids(pid) or [pid]]
     return max(held) / max(1, sum(held))
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` exists and has not exited (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
