@@ -1,10 +1,10 @@
 """Our worker manager beside uvicorn's, and the app answering 503 while tables load beside the
 raw-socket responder it replaced, side by side.
 
-Run (wrk from Debian; the responder as of 0325fe8, exported beside the checkout):
-    git archive 0325fe8 | (mkdir -p ../responder && tar -x -C ../responder)
+Run (wrk from Debian; the responder as of 2bfa7e5, exported beside the checkout):
+    git archive 2bfa7e5 | (mkdir -p /tmp/responder && tar -x -C /tmp/responder)
     flock /tmp/embedding-bench.lock .venv/bin/python -m benchmarks.server_machinery \\
-        [--rounds 3] [--seconds 6] [--responder ../responder] [--only workers loading]
+        [--rounds 3] [--seconds 6] [--responder /tmp/responder] [--only workers loading]
 
 Workers (service/server/workers.py against `uvicorn.supervisors.Multiprocess`, both at 2
 workers running the same `serve` in each worker: harness/uvicorn_serving.py): per round and
