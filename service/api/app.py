@@ -37,7 +37,8 @@ QUERY_ROUTER = query_router(OPERATIONS.values())
 
 
 def create_app(settings: Settings | None = None, registry: Registry | None = None) -> FastAPI:
-    """The app; tables are loaded at start-up unless a loaded `registry` is handed in."""
+    """The app; tables are loaded at start-up unless a `registry` is handed in (its owner
+    loads it: `serve` does while the app answers 503 for what is not loaded yet)."""
     settings = settings or Settings()
     preloaded = registry is not None
 

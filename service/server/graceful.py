@@ -18,7 +18,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from types import FrameType
 
 import uvicorn
@@ -50,13 +50,37 @@ class GracefulServer(uvicorn.Server):
         self.runtime = runtime
         self.drain_seconds = drain_seconds
         self.exit_at: float | None = None
-        # Logged once the app has started and the socket is served (serve.ready_line).
+        # Logged once the socket is served and the tables loaded (serve.ready_line).
         self.ready_line: str | None = None
+        # The tables' load, run on a thread once the socket is served (the app answers 503
+        # meanwhile); an error it raised stops the server, and serve raises it again.
+        self.load: Callable[[], None] | None = None
+        self.load_error: Exception | None = None
+        self._loading: threading.Thread | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        """uvicorn's start, then the ready line."""
+        """uvicorn's start, then the tables' load if there is one, then the ready line."""
         await super().startup(sockets)
-        if self.ready_line is not None and self.started:
+        if not self.started:
+            return
+        if self.load is None:
+            self._say_ready()
+            return
+        self._loading = threading.Thread(target=self._load, name="loading", daemon=True)
+        self._loading.start()
+
+    def _load(self) -> None:
+        assert self.load is not None
+        try:
+            self.load()
+        except Exception as error:  # whatever it was, serve raises it again on the main thread
+            self.load_error = error
+            self.should_exit = True
+            return
+        self._say_ready()
+
+    def _say_ready(self) -> None:
+        if self.ready_line is not None:
             LOGGER.info("%s", self.ready_line)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -99,7 +123,11 @@ class GracefulServer(uvicorn.Server):
 
     def handle_reload(self, sig: int, frame: FrameType | None) -> None:
         """Re-read the key files, then reload every table on a background thread; serving goes
-        on meanwhile."""
+        on meanwhile. Not while the tables load the first time: they are the files as they
+        are now anyway."""
+        if self._loading is not None and self._loading.is_alive():
+            LOGGER.info("SIGHUP: the tables are still loading; nothing to reload")
+            return
         LOGGER.info("SIGHUP: reloading the key files and every table")
         threading.Thread(target=self._reload, name="reload", daemon=True).start()
 

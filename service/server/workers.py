@@ -2,15 +2,17 @@
 
 The parent binds the port once and starts N copies of the same `serve` command, each handed the
 listening socket (`--listen-fd`): the kernel gives each connection to whichever worker accepts
-it first. Until the first worker is ready it answers 503 (service/server/starting.py); a later
-worker loads without accepting anything. Workers start one after another, each once the previous one
-has loaded its tables (it says so on a pipe, `--ready-fd`): the first serves as soon as one
-process could, loads do not compete for the two cores, and a bad table stops start-up after one
-worker's one-line error. Each worker is a whole server (its custom protocol and event loop, its
-batchers, its share of the answer cache) and loads the tables itself; a prepared table is
-memory-mapped, so the workers share one copy of its rows in the page cache. The parent only
-passes signals on: SIGTERM and SIGINT to every worker (each drains as a single server does),
-SIGHUP and SIGUSR1 to every worker that is ready (each reloads its tables, or re-reads its keys).
+it first. The first worker serves at once, answering 503 until its tables are loaded
+(service/server/serve.py); a later worker loads without accepting anything. Workers start one
+after another, each once the previous one has loaded its tables (it says so on a pipe,
+`--ready-fd`): the first serves as soon as one process could, loads do not compete for the two
+cores, and a bad table stops start-up after one worker's one-line error (measured against
+uvicorn's own Multiprocess: docs/server-machinery.md). Each worker is a whole server (its custom
+protocol and event loop, its batchers, its share of the answer cache) and loads the tables
+itself; a prepared table is memory-mapped, so the workers share one copy of its rows in the page
+cache. The parent only passes signals on: SIGTERM and SIGINT to every worker (each drains as a
+single server does), SIGHUP and SIGUSR1 to every worker that is ready (each reloads its tables,
+or re-reads its keys).
 
 Until the server has started (every worker ready once), a worker that fails (exit code 2: a
 bad table; or any death within MIN_LIFETIME_SECONDS) stops them all: a crash loop at start is a

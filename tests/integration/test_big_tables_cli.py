@@ -16,7 +16,7 @@ import pytest
 from harness.processes import child_pids
 from harness.server import forget, free_port, start_server
 from tests.integration.test_cli import call, errors_of, run_cli
-from tests.server.test_starting import probe
+from tests.server.test_serve import probe
 
 pytestmark = pytest.mark.slow
 ROWS, WIDTH = 20_000, 32
