@@ -15,8 +15,7 @@ point again, in the same run, on a row-major copy of the rows: what the served c
 costs the rescoring's gathers. `--batched-rescoring` measures each point with the served
 rescoring and with the batched rescoring every query took before the single-query path
 (rows.rescore_batch: the same answers), alternating in `--rounds` rounds, and prints the
-medians and their ratio; `--numpy-steps` does the same with the selection and rescoring in
-numpy instead of dots.c (the same answers). `--per-call N` also measures each point with N
+medians and their ratio. `--per-call N` also measures each point with N
 queries a call, as the server's batcher hands them to the search (the answers checked equal to
 one query a call's). Prints a table and writes the points as JSON (and a plot with
 matplotlib, the bench extra).
@@ -43,7 +42,7 @@ from benchmarks.big_tables_sweep import rate
 from harness.machine import machine
 from service.engine.indexes.building import Indexing
 from service.engine.indexes.recall import Truth, measure_recall, queries_of
-from service.engine.search import cosine, dots
+from service.engine.search import cosine
 from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import SearchOptions
@@ -158,17 +157,6 @@ def batched_rescoring() -> Iterator[None]:
         cosine.rescore = served
 
 
-@contextmanager
-def numpy_steps() -> Iterator[None]:
-    """The selection and the rescoring in numpy, as where dots.c is not built."""
-    served = dots.SELECTS, dots.RESCORES
-    dots.SELECTS = dots.RESCORES = False
-    try:
-        yield
-    finally:
-        dots.SELECTS, dots.RESCORES = served
-
-
 def paired_rates(
     search: CosineSearch,
     truth: Truth,
@@ -177,7 +165,7 @@ def paired_rates(
     rounds: int,
     other: Callable[[], AbstractContextManager[None]] = batched_rescoring,
 ) -> tuple[float, float]:
-    """Median queries/s of the served path and of `other` (--batched-rescoring, --numpy-steps),
+    """Median queries/s of the served path and of `other` (--batched-rescoring),
     measured in alternating rounds, so a change of the machine's load hits both alike."""
     queries = queries_of(search, truth.rows, options)
 
@@ -361,11 +349,6 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="also measure each point with the batched rescoring, alternating",
     )
-    parser.add_argument(
-        "--numpy-steps",
-        action="store_true",
-        help="also measure each point with numpy's selection and rescoring, alternating",
-    )
     parser.add_argument("--per-call", type=int, default=1,
                         help="also measure each point with this many queries a call")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=5,
@@ -387,17 +370,12 @@ def main(argv: list[str] | None = None) -> int:
     say(f"exact path, one query per call, 1 thread: {exact:,.1f} q/s (recall 1 by definition)")
     if args.gensim:
         say(against_gensim(table))
-    other = numpy_steps if args.numpy_steps else batched_rescoring
-    columns = [*COLUMNS]
-    if args.numpy_steps:  # the batched rescoring's column holds the numpy steps' figures
-        columns[columns.index("q/s batched rescoring")] = "q/s numpy steps"
-    say("\n| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
+    say("\n| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
     points: list[dict[str, Any]] = []
     for build, searches in builds(args):
-        rounds = args.rounds if args.batched_rescoring or args.numpy_steps else 0
-        points += run_build(
-            table, build, searches, args.seconds, args.row_major, rounds, other, args.per_call
-        )
+        rounds = args.rounds if args.batched_rescoring else 0
+        points += run_build(table, build, searches, args.seconds, args.row_major, rounds,
+                            batched_rescoring, args.per_call)  # fmt: skip
     say(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     if args.out is not None:
         args.out.write_text(json.dumps({"exact_qps": exact, "points": points}, indent=1))

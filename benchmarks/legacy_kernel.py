@@ -28,6 +28,7 @@ class TransposedUnitKernel:
 
     description = "exact inner product, BLAS matrix product over a transposed unit copy"
     masks_exclusions = True
+    compiled = False
 
     def __init__(self, store: RowStore) -> None:
         scales = np.zeros(store.rows, dtype=np.float32)

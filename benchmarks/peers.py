@@ -13,7 +13,9 @@ CPU time per request (user + system of the process and its threads, from /proc; 
 workers, the supervisor's and every worker's) is printed beside throughput. `--workers 1 2`
 runs the service once with each number of worker processes, side by side in the same rounds.
 Chroma's answers are approximate: their recall@10 against the service's exact answers is
-measured on the same queries and printed.
+measured on the same queries and printed. For each service run, the batch sizes its search
+batcher formed (the `batch_size` histogram of /metrics, read before and after the run) are
+printed too: the batch sizes the exact pass is chosen for (docs/exact-pass.md).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+from prometheus_client.parser import text_string_to_metric_families
 
 from harness.machine import machine
 from harness.processes import child_pids, cpu_seconds
@@ -144,6 +147,34 @@ def timed(pids: list[int], url: str, bodies: list[str], seconds: int) -> tuple[W
     return result, spent / max(1, result.requests) * 1e6
 
 
+def batches_so_far(url: str) -> dict[float, float]:
+    """The search batcher's batch-size histogram so far, from the server's /metrics: batches
+    of at most `le` queries, by `le` (with several workers, the one that answered)."""
+    base = url.split("/v1/", 1)[0]
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        float(sample.labels["le"]): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "embedding_service_batch_size_bucket"
+        and sample.labels.get("operation") == "search"
+    }
+
+
+def batch_sizes(before: dict[float, float], after: dict[float, float]) -> str:
+    """How many batches a run formed, by size (the histogram's buckets), and their mean."""
+    counts, below, low = [], 0.0, 0.0
+    for le in sorted(after):
+        batches = after[le] - before.get(le, 0.0) - below
+        below += batches
+        if batches:
+            counts.append(f"{low + 1:.0f}-{le:.0f}: {batches:,.0f}" if le > low + 1 else
+                          f"{le:.0f}: {batches:,.0f}")  # fmt: skip
+        low = le
+    return f"{below:,.0f} batches ({'; '.join(counts)})"
+
+
 def main() -> None:
     """Load both servers, measure them in alternation, print each run, the medians, ratios."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -186,12 +217,15 @@ def main() -> None:
             order = list(servers) if round_ % 2 == 0 else list(reversed(servers))
             for name in order:
                 pid, url, bodies = servers[name]
+                ours = name != "chroma"
+                before = batches_so_far(url) if ours else {}
                 # Workers are the supervisor's children (Chroma's own children are counted too).
                 result, cpu = timed([pid, *child_pids(pid)], url, bodies, args.seconds)
                 runs[name].append((result, cpu))
+                formed = f"; {batch_sizes(before, batches_so_far(url))}" if ours else ""
                 print(f"round {round_ + 1} {name:>11}: {result.requests_per_second:,.0f} req/s, "
                       f"p50 {result.p50_ms:.1f} ms, p99 {result.p99_ms:.1f} ms, "
-                      f"{result.failures} failures [{cpu:,.0f} us CPU/request]",
+                      f"{result.failures} failures [{cpu:,.0f} us CPU/request]{formed}",
                       flush=True)  # fmt: skip
     report(runs)
 

@@ -30,11 +30,12 @@ Timed = Callable[[Target, float], str]
 MOST_SERIES = 2_000
 
 
-def pipelined_requests(connections: int, count: int, reading: bool) -> Timed:
+def pipelined_requests(connections: int, count: int, reading: bool, hold: bool = True) -> Timed:
     """`connections` clients, each writing `count` pipelined GET /healthz in one write on a
     connection and holding it for the attack without reading a byte; with `reading`, each
     reads its answers as they come, and writes again on a new connection whenever the
-    server closes one."""
+    server closes one; without `hold`, each closes its connection once written, unread, and
+    writes again on a new one at once."""
     load = HEALTHZ * count
 
     def once(target: Target, deadline: float) -> None:
@@ -48,7 +49,7 @@ def pipelined_requests(connections: int, count: int, reading: bool) -> Timed:
                 sock.sendall(load)
             if reader is not None:
                 reader.join(max(0.0, deadline - time.monotonic()))
-            else:  # held, unread, whatever the server does with it
+            elif hold:  # held, unread, whatever the server does with it
                 time.sleep(max(0.0, deadline - time.monotonic()))
 
     def run(target: Target, seconds: float) -> str:
@@ -202,6 +203,9 @@ def catalogue(seconds: float) -> list[Attack]:
     return [
         Attack("pipelined-healthz-48x20000", timed(pipelined_requests(48, 20_000, False))),
         Attack("pipelined-read-32x20000", timed(pipelined_requests(32, 20_000, True))),
+        Attack(
+            "pipelined-close-48x20000", timed(pipelined_requests(48, 20_000, False, hold=False))
+        ),
         Attack("declared-bodies-x9", timed(declared_bodies(9))),
         Attack("bodiless-heads-x950", timed(bodiless_heads(950))),
         Attack("chunks-after-401-x8", timed(bodies_after_refusal(8, chunked=True))),

@@ -402,9 +402,9 @@ class Settings(BaseSettings):
         le=256,
         description="BLAS/OpenMP threads one pass over a table may use. 1 leaves the other cores "
         "to the event loop; measured on 2 cores, 2 threads made every unbatched query several "
-        "times slower (BENCHMARKS.md). Raise it with cores to spare. At 1 the exact pass over "
-        "a table stored by columns is the compiled one (one thread; a table's index_type says "
-        "so); above 1 it is BLAS's matrix product on that many threads.",
+        "times slower (BENCHMARKS.md). Raise it with cores to spare. The compiled pass runs only "
+        "at 1 (one thread; a table's index_type says so); above 1 the exact pass is BLAS's "
+        "matrix product on that many threads.",
     )
     heap_arenas: int = Field(
         4,
@@ -429,11 +429,17 @@ class Settings(BaseSettings):
         "2,101-2,201 at 0.5 ms, 1,850-2,056 at 0.1 ms. At light load (200 req/s) 0.5 ms costs "
         "about 0.5-1 ms of p99 against 5 ms.",
     )
-    search_kernel: Literal["blas", "faiss"] = Field(
-        "blas",
-        description="How the exact path finds candidates: BLAS over the table's own rows (one "
-        "copy of the table; measured faster here, see BENCHMARKS.md) or FAISS's IndexFlatIP "
-        "search, which holds a second, unit-normalised copy (the A/B).",
+    search_kernel: Literal["compiled", "blas", "faiss"] = Field(
+        "compiled",
+        description="The exact pass, which scores every row for a batch of queries and finds "
+        "their candidates, rescored exactly in float64 (the answers are the same whichever "
+        "runs): `compiled`, service/engine/search/dots.c (built at install) on a CPU with "
+        "AVX-512: its pass over the rows stored by columns for batches of 2-23 queries (BLAS "
+        "for the others), its selection of candidates and its rescoring sums; `blas`, numpy's "
+        "BLAS over the table's own rows and numpy's steps (what `compiled` falls back to "
+        "without AVX-512); `faiss`, FAISS's exhaustive search over a unit-normalised copy it "
+        "holds beside the rows (the table's float32 size again). Measured side by side in "
+        "docs/exact-pass.md; a table's `index_type` names the pass that answers.",
     )
     cache_dir: Path | None = Field(
         None,
@@ -634,8 +640,10 @@ class Settings(BaseSettings):
         ge=16,
         description="Open connections at most. Past it, a new connection closes the one that has "
         "waited longest for a request head, else the slowest of the oldest bodies still "
-        "arriving (or is closed itself when every connection has a request whole), so probes "
-        "keep answering however many idle, half-open or bodiless connections a client opens. "
+        "arriving, else the one holding pipelined requests past max_pipelined_requests longest "
+        "(or is closed itself when every connection has a request whole), so probes keep "
+        "answering however many idle, half-open, bodiless or pipelining connections a client "
+        "opens. "
         "Default: the open-file limit less the descriptors open at start and 128 more (at "
         "least 16; 65,536 without a limit).",
     )
@@ -656,13 +664,15 @@ class Settings(BaseSettings):
         "~180 MB if every stalled client held a largest page.",
     )
     max_pipelined_requests: int = Field(
-        16,
+        4,
         ge=1,
         le=1024,
         description="Requests one connection may have queued behind the one being answered "
         "(HTTP/1.1 pipelining); past it the connection is not read until they are answered, "
         "so a client that writes thousands of requests at once holds at most this many, plus "
-        "what one 2 KiB piece of its last read holds (about 50 of the smallest).",
+        "what one 512-byte piece of its last read holds (about 14 of the smallest). Each is "
+        "parsed before it waits: a client that writes a pile and hangs up leaves that much "
+        "parsing done for nothing.",
     )
     max_queue: int = Field(
         1024,

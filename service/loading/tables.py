@@ -80,7 +80,7 @@ def read_file(spec: TableSpec, path: Path, layout: Layout = "columns") -> Embedd
 def load_spec(
     registry: Registry,
     spec: TableSpec,
-    kernel: KernelName = "blas",
+    kernel: KernelName = "compiled",
     diagnose: bool = False,
     cache_dir: Path | None = None,
     threads: int = 1,

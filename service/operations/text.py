@@ -32,7 +32,7 @@ async def tokenize(body: TokenizeRequest, context: Context) -> bytes:
 
     def write() -> bytes:
         with timed("tokenize"):
-            splits = split_all(served, texts, body.add_special_tokens)
+            splits = split_all(served, texts, body.add_special_tokens, body.word_initial)
             encoding = body.encoding if body.include_vector else None
             if encoding is not None:
                 limits.check_piece_vectors(sum(len(split.ids) for split in splits))
@@ -46,13 +46,15 @@ async def tokenize(body: TokenizeRequest, context: Context) -> bytes:
     return await context.runtime.in_thread(write)
 
 
-def split_all(served: ServedTable, texts: list[str], add_special_tokens: bool) -> list[Split]:
+def split_all(
+    served: ServedTable, texts: list[str], add_special_tokens: bool, word_initial: bool
+) -> list[Split]:
     """Every text split (each distinct text once); UnknownToken names every unknown word."""
     splits: dict[str, Split] = {}
     unknown: list[str] = []
     for text in dict.fromkeys(texts):
         try:
-            splits[text] = served.text.split(text, add_special_tokens)
+            splits[text] = served.text.split(text, add_special_tokens, word_initial)
         except UnknownToken as error:  # a word table's words that are not tokens
             unknown.extend(error.details["tokens"])
     if unknown:

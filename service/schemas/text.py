@@ -49,6 +49,12 @@ class TokenizeRequest(OneOf):
     add_special_tokens: Flag = Field(
         False, description="Add the model's special tokens ([CLS] ... [SEP] for MiniLM)."
     )
+    word_initial: Flag = Field(
+        True,
+        description="The text's first word starts a word, as a word typed alone does (a "
+        "byte-level model's 'king' is the row of ' king'); false: it starts a document, as the "
+        "model reads a prompt.",
+    )
     skip_special_tokens: Flag = Field(True, description="detokenize: leave special tokens out.")
     include_vector: Flag = Field(False, description="Each piece's raw row too.")
     encoding: Literal["float", "base64"] = Field(

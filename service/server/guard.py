@@ -39,6 +39,8 @@ class ConnectionGuard:
     waiting: dict[Any, None] = field(default_factory=dict)
     # Connections whose request body is arriving, oldest first (the next to close).
     arriving: dict[Any, None] = field(default_factory=dict)
+    # Connections holding pipelined requests past max_pipelined unparsed, oldest first.
+    holding: dict[Any, None] = field(default_factory=dict)
     sweeping: bool = False
 
     @classmethod

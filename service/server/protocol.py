@@ -16,9 +16,10 @@ loop's time. GuardedProtocol adds, per connection:
   BODY_GRACE_SECONDS have passed, gets 408 and the connection is closed. Deadlines are
   timestamps checked by the guard's one sweep (ConnectionGuard), so a request costs no timer;
 - past `max_connections` open connections, a new one closes the connection idle or waiting
-  longest for a head, else the slowest of the oldest bodies still arriving, or itself when
-  every one has a request whole: the process never runs out of descriptors, and probes keep
-  getting in however many idle, half-open or bodiless connections a client opens;
+  longest for a head, else the slowest of the oldest bodies still arriving, else the one
+  holding pipelined requests past the bound longest, or itself when every one has a request
+  whole: the process never runs out of descriptors, and probes keep getting in however many
+  idle, half-open, bodiless or pipelining connections a client opens;
 - at most `max_pipelined` requests wait behind the one being answered: a read is parsed in
   pieces, and past the bound the rest is kept unparsed and the connection not read until the
   queue drains (httptools parses whatever it is given: one read of tiny pipelined requests
@@ -88,10 +89,13 @@ def protocol_for(guard: ConnectionGuard) -> type[GuardedProtocol]:
 # (its head counted short by at most this much per earlier request in the read, so honest
 # pipelining is never refused), unless an earlier request's chunk-size lines sat in the read.
 REQUEST_LINE_ALLOWANCE = 40
-# A read is parsed this many bytes at a time, twice as many after each piece that queued no
-# request: httptools parses all it is given, so a read of tiny pipelined requests parsed whole
-# would queue thousands at once; in pieces it stops within one piece of max_pipelined.
-FIRST_PIECE = 2048
+# A read of more than WHOLE_READ bytes is parsed FIRST_PIECE bytes at a time, twice as many
+# after each piece that queued no request: httptools parses all it is given, so a read of tiny
+# pipelined requests parsed whole would queue thousands at once; in pieces it stops within one
+# piece (about 14 of the smallest) of max_pipelined. A read the size of one request (a query)
+# is parsed whole, in one call.
+WHOLE_READ = 4096
+FIRST_PIECE = 512
 
 
 class GuardedProtocol(HttpToolsProtocol):
@@ -145,6 +149,7 @@ class GuardedProtocol(HttpToolsProtocol):
         self.guard.arriving.pop(self, None)
         self.deferred = None
         self.unparsed = b""
+        self.guard.holding.pop(self, None)
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -155,13 +160,14 @@ class GuardedProtocol(HttpToolsProtocol):
             if self.lingered > self.guard.max_body_bytes:
                 self.abort()
             return
-        piece_size = FIRST_PIECE
+        piece_size = len(data) if len(data) <= WHOLE_READ else FIRST_PIECE
         while data and not self.transport.is_closing():
             piece, data = data[:piece_size], data[piece_size:]
             queued = len(self.pipeline)
             self._parse(piece)
             if data and len(self.pipeline) >= self.guard.max_pipelined:
                 self.unparsed = data
+                self.guard.holding[self] = None
                 self.flow.hold()
                 return
             piece_size = FIRST_PIECE if len(self.pipeline) > queued else 2 * piece_size
@@ -266,6 +272,7 @@ class GuardedProtocol(HttpToolsProtocol):
             return
         if self.unparsed and not self.pipeline:
             data, self.unparsed = self.unparsed, b""
+            self.guard.holding.pop(self, None)
             self.data_received(data)
         if self.shed:
             self.shed = False
@@ -399,15 +406,24 @@ class GuardedProtocol(HttpToolsProtocol):
 
     def _make_room(self) -> None:
         """Close the connection waiting longest for a head, else the slowest of the bodies
-        arriving longest; this one if there is neither.
+        arriving longest, else drop the one holding pipelined requests longest; this one if
+        there is none of them.
 
-        guard.waiting and guard.arriving are kept in the order each began, so this takes no
-        scan of every connection (a burst of 2,000 against 900 open took one per new one).
+        guard.waiting, guard.arriving and guard.holding are kept in the order each began, so
+        this takes no scan of every connection (a burst of 2,000 against 900 open took one per
+        new one).
         """
+        metrics.CONNECTIONS_CLOSED.labels("connection_limit").inc()
         victim = next((c for c in self.guard.waiting if c is not self), None)
         if victim is None:
-            victim = self._slowest_arriving() or self
-        metrics.CONNECTIONS_CLOSED.labels("connection_limit").inc()
+            victim = self._slowest_arriving()
+        if victim is None:
+            holding = next((c for c in self.guard.holding if c is not self), None)
+            if holding is not None:
+                self.guard.holding.pop(holding)
+                holding.abort()  # its queued requests and unparsed bytes go with it
+                return
+            victim = self
         victim.stop_waiting()
         victim.guard.arriving.pop(victim, None)
         victim.close_now()

@@ -148,13 +148,17 @@ def test_a_prepared_folder_keeps_the_head_and_facts(
 
 
 def test_byte_level_pieces_are_readable_beside_the_raw_token(client: TestClient) -> None:
-    answer = post(client, "llama", "tokenize", {"texts": [" running", "running", "it\u2019s"]})
+    texts = [" running", "running", "it\u2019s"]
+    answer = post(client, "llama", "tokenize", {"texts": texts, "word_initial": False})
     spaced, bare, quoted = answer["results"]
     assert [(p["token"], p["text"]) for p in spaced["pieces"]] == [("Ġrunning", " running")]
     assert spaced["words"][0]["one_row"] is True
-    # Without the space it is other rows: the model's own split, never " running"'s row.
+    # At a document's start it is other rows: the model's own split, never " running"'s row.
     assert spaced["pieces"][0]["id"] not in [p["id"] for p in bare["pieces"]]
     assert "".join(p["text"] for p in bare["pieces"]) == "running"
+    # A word alone is word-initial: " running"'s row, its offsets the word's own.
+    [word] = post(client, "llama", "tokenize", {"text": "running"})["pieces"]
+    assert (word["id"], word["start"], word["end"]) == (spaced["pieces"][0]["id"], 0, 7)
     # The quote's three bytes are three pieces here: each only part of the character.
     partial = [p for p in quoted["pieces"] if p.get("incomplete")]
     assert [p["token"] for p in partial] == ["â", "Ģ", "Ļ"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from fastapi.testclient import TestClient
 
 from service.api.app import create_app
 from service.config import Settings
 from service.engine.search import dots
 from service.loading.registry import Registry
+from service.loading.tables import load_registry
 
 
 def test_table_list_and_info(client: TestClient) -> None:
@@ -17,7 +19,10 @@ def test_table_list_and_info(client: TestClient) -> None:
     assert [t["name"] for t in tables] == ["minilm", "small", "run", "wordllama"]
     info = client.get("/v1/tables/minilm").json()
     assert (info["rows"], info["width"], info["parameters"]) == (30522, 384, 30522 * 384)
-    compiled = f"compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"  # test_dots: built
+    compiled = (  # test_dots: built, and running with AVX-512
+        "compiled pass over the raw rows (AVX-512) for 2-23 queries a batch, BLAS matrix "
+        "product for the others"
+    )
     pass_ = compiled if dots.AVAILABLE else "BLAS matrix product over the raw rows"
     assert info["index_type"] == f"exact inner product, {pass_}"
     # One float32 copy of the rows (no normalised second copy), norms, vocabulary: ~1.05x.
@@ -32,6 +37,25 @@ def test_table_list_and_info(client: TestClient) -> None:
     run = client.get("/v1/tables/run").json()
     assert [c["label"] for c in run["checkpoints"]] == [f"{i:03d}-step{i}" for i in range(5)]
     assert run["source"].endswith("004-step4_tensors.bytes")
+
+
+@pytest.mark.parametrize(
+    ("kernel", "pass_"),
+    [
+        ("blas", "BLAS matrix product over the raw rows"),
+        ("faiss", "FAISS knn_inner_product over a unit float32 copy"),
+    ],
+)
+def test_a_table_names_the_pass_that_answers_it(settings: Settings, kernel: str, pass_: str):
+    # search_kernel=faiss holds a unit copy beside the rows: the table's size again.
+    chosen = settings.model_copy(update={"search_kernel": kernel, "tables": settings.tables[1:2]})
+    with TestClient(create_app(chosen, load_registry(chosen))) as client:
+        info = client.get("/v1/tables/small").json()
+        found = client.post("/v1/tables/small/neighbors", json={"token": "king", "k": 3})
+    assert info["index_type"] == f"exact inner product, {pass_}"
+    copies = 2 if kernel == "faiss" else 1
+    assert copies * info["rows"] * info["width"] * 4 < info["bytes"]
+    assert found.status_code == 200 and len(found.json()["neighbors"]) == 3
 
 
 def test_health_and_readiness(client: TestClient) -> None:

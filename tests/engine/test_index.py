@@ -117,6 +117,34 @@ def test_properties_of_neighbor_search(vectors: np.ndarray, k: int) -> None:
         assert result.scores[0] == pytest.approx(1.0, abs=1e-5)  # a stored row is its own top-1
 
 
+# Rows drawn from a few values, so that many rows tie exactly or nearly (and some are zero):
+# FAISS's cut at k plus a margin then falls inside a run of ties and must be searched deeper.
+tied_tables = st.integers(8, 60).flatmap(
+    lambda rows: arrays(np.float32, (rows, 3), elements=st.sampled_from([0.0, 1.0, -1.0, 1e-3]))
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(vectors=tied_tables, k=st.integers(1, 8), excluded=st.integers(0, 12), seed=st.integers())
+def test_the_faiss_kernel_answers_as_blas_through_ties_zero_rows_and_exclusions(
+    vectors: np.ndarray, k: int, excluded: int, seed: int
+) -> None:
+    table = EmbeddingTable([f"t{i}" for i in range(len(vectors))], vectors)
+    blas, faiss = CosineSearch(table, "blas"), CosineSearch(table, "faiss")
+    rows = np.flatnonzero(blas.store.norms64 > 0)
+    if not rows.size:
+        return
+    rng = np.random.default_rng(seed % 2**32)
+    queries = [
+        NeighborQuery(vectors[row], k, frozenset(rng.choice(len(vectors), excluded).tolist()))
+        for row in rows
+    ]
+    queries.append(NeighborQuery(vectors[rows[0]], k, restrict=len(vectors) // 2))
+    for ours, theirs in zip(blas.neighbors(queries), faiss.neighbors(queries), strict=True):
+        np.testing.assert_array_equal(ours.ids, theirs.ids)
+        np.testing.assert_array_equal(ours.scores, theirs.scores)
+
+
 def test_both_kernels_give_the_same_answers(minilm: EmbeddingTable) -> None:
     blas, faiss = CosineSearch(minilm, "blas"), CosineSearch(minilm, "faiss")
     rng = np.random.default_rng(3)

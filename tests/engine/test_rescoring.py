@@ -124,9 +124,8 @@ def test_a_large_batch_gathered_together_answers_as_each_query_alone(
 ) -> None:
     # A batch over rows stored by columns: dense enough, its candidate rows are gathered a
     # budget at a time (never one query's beyond it); each answer is still its query's answer
-    # alone, to the bit, and the row-major rows' answer. The numpy rescoring's gathers: dots.c
-    # (test_compiled_steps.py) reads the table in place.
-    monkeypatch.setattr(search_rows.dots, "RESCORES", False)
+    # alone, to the bit, and the row-major rows' answer (the numpy rescoring's gathers; the
+    # compiled one reads the table in place: test_compiled_steps.py).
     monkeypatch.setattr(search_rows, "GATHER_BUDGET", budget_rows * 4 * WIDTH)
     monkeypatch.setattr(search_rows, "SHARING", sharing)
     most = budget_rows

@@ -20,7 +20,7 @@ import uvicorn
 
 from service.runtime.batching import InFlight
 from service.server.guard import ConnectionGuard
-from service.server.protocol import protocol_for
+from service.server.protocol import FIRST_PIECE, protocol_for
 
 LIMIT = 8192
 SENT_AT_MOST = 16 * 1024 * 1024  # what an attacker tries to send on one connection
@@ -211,5 +211,5 @@ def test_pipelined_requests_queue_at_most_the_bound_and_all_are_answered(port: i
             assert chunk, answers[-300:]
             answers += chunk
         sender.join()
-    assert max(queued) <= 16 + 2048 // len(healthz) + 1, queued
+    assert max(queued) <= 16 + FIRST_PIECE // len(healthz) + 1, queued
     assert answers.count(b"HTTP/1.1 200") == count + 1

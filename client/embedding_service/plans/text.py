@@ -15,7 +15,12 @@ from embedding_service.plans import Answer, Plan, batched, body, merged_matched,
 # A str is a Sequence[str] too; the first overload that matches wins, as at run time.
 @overload
 def tokenize(  # type: ignore[overload-overlap]
-    table: str, text: str, *, add_special_tokens: bool = False, include_vector: bool = False
+    table: str,
+    text: str,
+    *,
+    add_special_tokens: bool = False,
+    include_vector: bool = False,
+    word_initial: bool = True,
 ) -> Plan[Tokenized]: ...
 @overload
 def tokenize(
@@ -24,6 +29,7 @@ def tokenize(
     *,
     add_special_tokens: bool = False,
     include_vector: bool = False,
+    word_initial: bool = True,
 ) -> Plan[list[Tokenized]]: ...
 def tokenize(
     table: str,
@@ -31,10 +37,13 @@ def tokenize(
     *,
     add_special_tokens: bool = False,
     include_vector: bool = False,
+    word_initial: bool = True,
 ) -> Plan[Tokenized] | Plan[list[Tokenized]]:
-    """How the table's tokenizer splits a text (a list of texts is a batch): pieces and words."""
+    """How the table's tokenizer splits a text (a list of texts is a batch): pieces and words.
+    `word_initial=False` reads the text as a document's start, not a word (byte-level tables)."""
     options = body(
         add_special_tokens=add_special_tokens or None,
+        word_initial=None if word_initial else False,
         include_vector=include_vector or None,
         encoding="base64" if include_vector else None,
     )

@@ -47,7 +47,10 @@ def among_candidates(
         scores[:, masked] = -np.inf
         for query, positions in enumerate(excluded[part]):
             scores[query, _positions(rows, positions)] = -np.inf
-        found += [rows[columns] for columns in candidate_rows(scores, depth, kernel.error)]
+        found += [
+            rows[columns]
+            for columns in candidate_rows(scores, depth, kernel.error, kernel.compiled)
+        ]
     if not always.size:
         return found
     return [np.concatenate([kept, np.setdiff1d(always, kept)]) for kept in found]

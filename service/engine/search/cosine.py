@@ -8,8 +8,8 @@ Zero rows (padding) have no direction, so they are left out of the index: they n
 cosine neighbours, and using one as a query raises ZeroVector.
 
 A search runs in two steps. Candidates come from one pass over the float32 rows for the whole
-batch (rows.py: the compiled pass of dots.c, or a BLAS matrix product, over the raw rows
-divided by their norms, or FAISS's IndexFlatIP); then each query's few
+batch (rows.py: the compiled pass of dots.c or a BLAS matrix product over the raw rows divided
+by their norms, or FAISS's exhaustive search over a unit copy); then each query's few
 candidates are rescored in float64 from the raw rows (rows.py). The reported scores are
 therefore the true cosines, and a query's answer is the same whether it ran alone or in a batch
 of any size.
@@ -60,7 +60,7 @@ class CosineSearch:
     def __init__(
         self,
         table: EmbeddingTable,
-        kernel: KernelName = "blas",
+        kernel: KernelName = "compiled",
         approximate: ApproximateIndex | None = None,
     ) -> None:
         self.table = table
@@ -187,7 +187,7 @@ class CosineSearch:
         depth = max(q.k for q in queries) + extra + RESCORE_MARGIN
         directions = np.stack([q.vector for q in queries]).astype(np.float32)
         rows = approximate.candidates(directions, depth, restrict, options)
-        return rescore(self.store, queries, rows)
+        return rescore(self.store, queries, rows, self.kernel.compiled)
 
     def _pass(self, queries: Sequence[NeighborQuery], restrict: int | None) -> list[Neighbors]:
         """One candidate pass for queries sharing `restrict`, then the exact rescoring."""
@@ -213,7 +213,7 @@ class CosineSearch:
             positions = self.kernel.candidates(
                 directions, depth, searchable, excluded if masked else None
             )
-        return rescore(self.store, queries, positions)
+        return rescore(self.store, queries, positions, self.kernel.compiled)
 
     def _among_pass(self, queries: Sequence[NeighborQuery], among: Among) -> list[Neighbors]:
         """One candidate pass over a candidate set's rows for queries sharing it, then the
@@ -226,7 +226,7 @@ class CosineSearch:
         excluded = [self.store.positions_of(q.exclude) for q in queries]
         directions = np.stack([q.vector for q in queries]).astype(np.float32)
         positions = among_candidates(self.kernel, directions, depth, rows, excluded)
-        return rescore(self.store, queries, positions)
+        return rescore(self.store, queries, positions, self.kernel.compiled)
 
 
 def pair_cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:

@@ -2,21 +2,22 @@
  *
  * out[q, r] = scale[r] * sum_k directions[q, k] * columns[k * stride + r]: the table's one copy,
  * stored by columns (tables/layout.py), read in place. BLAS's sgemm copies ("packs") the whole
- * table into its own panels on every call; at the batch sizes a server forms (4-32 directions)
- * that copy costs about as much as the products themselves (BENCHMARKS.md). Here, each tile of
- * 16 rows is read straight from the columns, with the next tiles prefetched, and multiplied
- * into a block of accumulators held in registers (AVX-512: from 8 directions, up to 16 at once;
- * AVX2: from 9, 6 at once); below that, strips of 8 columns are read forward over every row.
+ * table into its own panels on every call; at the batch sizes a server forms (9-16 directions
+ * at 32 connections) that copy costs about as much as the products themselves. Here, each tile
+ * of 16 rows is read straight from the columns, with the next tiles prefetched, and multiplied
+ * into a block of accumulators held in registers (from 8 directions, up to 16 at once); below
+ * that, strips of 8 columns are read forward over every row. AVX-512 only: without it BLAS
+ * answers (docs/exact-pass.md: AVX2's tiles measured 0.77x BLAS over HTTP).
  *
  * Every score is one float32 FMA chain over k = 0..width-1 in order, then one multiplication by
- * the row's scale: the same bits whatever the batch, the tile or the instruction set, and
- * within the bound rows.py's float32_dot_error gives (a float32 dot product in any order).
+ * the row's scale: the same bits whatever the batch or the tile, and within the bound rows.py's
+ * float32_dot_error gives (a float32 dot product in any order).
  *
  * After the pass, the two steps of rows.py that follow it: the candidates of each direction
  * (dots_candidates) and the rescoring's float64 sums in numpy's order (dots_rescore, below).
  *
- * Loaded with ctypes (dots.py): no Python API here. A CPU without AVX2 and FMA gets 0 from
- * dots_simd and the service keeps BLAS.
+ * Loaded with ctypes (dots.py): no Python API here. A CPU without AVX-512F gets 0 from
+ * dots_simd and the service keeps BLAS and numpy for all three.
  */
 
 #include <stddef.h>
@@ -35,7 +36,7 @@
 
 /* AVX-512's tile (up to 16 directions x 16 rows) from this many directions on; below it the
  * strips. One thread, the default table, throwaway timing of the same calls (us a direction,
- * against the tiles of 8 directions x 32 rows, or AVX2's for 9-15, or the strips at 8): 7
+ * against the earlier tiles of 8 directions x 32 rows, or the strips at 8): 7
  * directions 0.98-1.04x the strips (5 and 6 0.70-0.89x), 8 1.04-1.37x, 9 1.28-1.36x, 12
  * 1.17-1.25x, 16 1.07-1.11x, 24 1.07x, 32 1.02-1.03x. A tile of 24 directions (24
  * accumulators) ran at 0.36-0.51x. */
@@ -89,72 +90,8 @@ static AVX512 void dots512(const float *directions, int64_t count, int64_t width
     }
 }
 
-/* Up to 6 directions x 16 rows: 12 accumulators of 8 floats (16 registers in all). */
-static INLINE AVX2 void tile256(const float *directions, int64_t width, int queries,
-                                const float *columns, int64_t stride, const float *scales,
-                                float *out, int64_t rows, __m256i low, __m256i high)
-{
-    __m256 acc[6][2];
-    for (int q = 0; q < 6; q++) {
-        acc[q][0] = _mm256_setzero_ps();
-        acc[q][1] = _mm256_setzero_ps();
-    }
-    for (int64_t k = 0; k < width; k++) {
-        const float *column = columns + k * stride;
-        __m256 a = _mm256_maskload_ps(column, low);
-        __m256 b = _mm256_maskload_ps(column + 8, high);
-        _mm_prefetch((const char *)(column + AHEAD), _MM_HINT_T0);
-        for (int q = 0; q < 6; q++) {
-            if (q < queries) {
-                __m256 d = _mm256_broadcast_ss(directions + q * width + k);
-                acc[q][0] = _mm256_fmadd_ps(d, a, acc[q][0]);
-                acc[q][1] = _mm256_fmadd_ps(d, b, acc[q][1]);
-            }
-        }
-    }
-    __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
-    if (scales) {
-        s0 = _mm256_maskload_ps(scales, low);
-        s1 = _mm256_maskload_ps(scales + 8, high);
-    }
-    for (int q = 0; q < 6; q++) {
-        if (q < queries) {
-            _mm256_maskstore_ps(out + q * rows, low, _mm256_mul_ps(acc[q][0], s0));
-            _mm256_maskstore_ps(out + q * rows + 8, high, _mm256_mul_ps(acc[q][1], s1));
-        }
-    }
-}
-
-#define TILE256(N)                                                                          \
-    tile256(directions + (int64_t)q0 * width, width, N, columns + r0, stride,               \
-            scales ? scales + r0 : NULL, out + (int64_t)q0 * rows + r0, rows, low, high)
-
-static AVX2 void dots256(const float *directions, int64_t count, int64_t width,
-                         const float *columns, int64_t stride, int64_t rows,
-                         const float *scales, float *out)
-{
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int64_t r0 = 0; r0 < rows; r0 += 16) {
-        int64_t left = rows - r0;
-        __m256i low = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)), lanes);
-        __m256i high = _mm256_cmpgt_epi32(
-            _mm256_set1_epi32((int)(left < 16 ? (left > 8 ? left - 8 : 0) : 8)), lanes);
-        int64_t q0 = 0;
-        for (; q0 + 6 <= count; q0 += 6)
-            TILE256(6);
-        switch (count - q0) {
-        case 5: TILE256(5); break;
-        case 4: TILE256(4); break;
-        case 3: TILE256(3); break;
-        case 2: TILE256(2); break;
-        case 1: TILE256(1); break;
-        default: break;
-        }
-    }
-}
-
 /* Up to STRIPS directions: the whole run of rows at once, 8 columns at a time. Each block of 16
- * (8) rows carries its accumulators through 8 columns and back to `out`, so the table is read
+ * rows carries its accumulators through 8 columns and back to `out`, so the table is read
  * once, in 8 streams running forward, and each score is the same FMA chain as in a tile (k in
  * order from 0, then the scale): the same bits. A tile's 384 streams, one per column, read the
  * table at well below the machine's bandwidth when there are too few directions to keep the
@@ -196,64 +133,6 @@ static INLINE AVX512 void strips512_n(const float *directions, int64_t width, in
     }
 }
 
-/* AVX2's masked loads and stores are slow (microcoded stores on AMD): full blocks of 8 rows
- * use plain ones, and only the last block of a run is masked. */
-static INLINE AVX2 void strip256(const float *directions, int64_t width, int queries,
-                                 const float *column, int64_t stride, int64_t k0, int group,
-                                 int first, const float *scales, float *out, int64_t rows,
-                                 int64_t i, int masked, __m256i m)
-{
-    __m256 acc[STRIPS];
-    for (int q = 0; q < STRIPS; q++)
-        if (q < queries)
-            acc[q] = first ? _mm256_setzero_ps()
-                     : masked ? _mm256_maskload_ps(out + q * rows + i, m)
-                              : _mm256_loadu_ps(out + q * rows + i);
-    for (int j = 0; j < GROUP; j++) {
-        if (j < group) {
-            const float *at = column + j * stride + i;
-            __m256 a = masked ? _mm256_maskload_ps(at, m) : _mm256_loadu_ps(at);
-            for (int q = 0; q < STRIPS; q++)
-                if (q < queries)
-                    acc[q] = _mm256_fmadd_ps(_mm256_broadcast_ss(directions + q * width + k0 + j),
-                                             a, acc[q]);
-        }
-    }
-    __m256 s = _mm256_set1_ps(1.0f);
-    if (scales)
-        s = masked ? _mm256_maskload_ps(scales + i, m) : _mm256_loadu_ps(scales + i);
-    for (int q = 0; q < STRIPS; q++) {
-        if (q < queries) {
-            __m256 v = scales ? _mm256_mul_ps(acc[q], s) : acc[q];
-            if (masked)
-                _mm256_maskstore_ps(out + q * rows + i, m, v);
-            else
-                _mm256_storeu_ps(out + q * rows + i, v);
-        }
-    }
-}
-
-static INLINE AVX2 void strips256_n(const float *directions, int64_t width, int queries,
-                                    const float *columns, int64_t stride, int64_t rows,
-                                    const float *scales, float *out)
-{
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i all = _mm256_set1_epi32(-1);
-    int64_t full = rows & ~(int64_t)7;
-    __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rows - full)), lanes);
-    for (int64_t k0 = 0; k0 < width; k0 += GROUP) {
-        int group = width - k0 < GROUP ? (int)(width - k0) : GROUP;
-        const float *last = k0 + GROUP >= width ? scales : NULL;
-        const float *column = columns + k0 * stride;
-        for (int64_t i = 0; i < full; i += 8)
-            strip256(directions, width, queries, column, stride, k0, group, k0 == 0, last, out,
-                     rows, i, 0, all);
-        if (full < rows)
-            strip256(directions, width, queries, column, stride, k0, group, k0 == 0, last, out,
-                     rows, full, 1, tail);
-    }
-}
-
 #define STRIPS_CASE(F, N)                                                                   \
     case N: F(directions, width, N, columns, stride, rows, scales, out); break
 
@@ -265,18 +144,6 @@ static AVX512 void strips512(const float *directions, int64_t count, int64_t wid
         STRIPS_CASE(strips512_n, 1); STRIPS_CASE(strips512_n, 2); STRIPS_CASE(strips512_n, 3);
         STRIPS_CASE(strips512_n, 4); STRIPS_CASE(strips512_n, 5); STRIPS_CASE(strips512_n, 6);
         STRIPS_CASE(strips512_n, 7); /* 8 and more: dots512 */
-    default: break;
-    }
-}
-
-static AVX2 void strips256(const float *directions, int64_t count, int64_t width,
-                           const float *columns, int64_t stride, int64_t rows,
-                           const float *scales, float *out)
-{
-    switch (count) {
-        STRIPS_CASE(strips256_n, 1); STRIPS_CASE(strips256_n, 2); STRIPS_CASE(strips256_n, 3);
-        STRIPS_CASE(strips256_n, 4); STRIPS_CASE(strips256_n, 5); STRIPS_CASE(strips256_n, 6);
-        STRIPS_CASE(strips256_n, 7); STRIPS_CASE(strips256_n, 8);
     default: break;
     }
 }
@@ -391,26 +258,22 @@ static AVX2 int candidates256(const float *scores, int64_t count, int64_t n, int
 
 #endif /* __x86_64__ */
 
-/* The widest instruction set this CPU runs: 512 (AVX-512F), 256 (AVX2 and FMA) or 0 (none:
- * the caller keeps BLAS). */
+/* 512 where this CPU runs AVX-512F (and so AVX2, which the selection uses), else 0 (the caller
+ * keeps BLAS and numpy). */
 int dots_simd(void)
 {
 #if !defined(__x86_64__)
     return 0;
 #else
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
-        return 512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return 256;
-    return 0;
+    return __builtin_cpu_supports("avx512f") ? 512 : 0;
 #endif
 }
 
 /* out (count x rows, C order) = directions (count x width, C order) times the first `rows`
  * rows of a table stored by columns (column k at columns + k * stride), each product times
- * scales[r] when scales is not NULL. `simd` is what dots_simd returned (or less, to compare).
- * Returns the instruction set used: 512, 256, or 0 (nothing computed). */
+ * scales[r] when scales is not NULL. `simd` is what dots_simd returned. Returns the
+ * instruction set used: 512, or 0 (nothing computed). */
 int dots_by_columns(int simd, const float *directions, int64_t count, int64_t width,
                     const float *columns, int64_t stride, int64_t rows, const float *scales,
                     float *out)
@@ -427,20 +290,13 @@ int dots_by_columns(int simd, const float *directions, int64_t count, int64_t wi
             strips512(directions, count, width, columns, stride, rows, scales, out);
         return 512;
     }
-    if (simd >= 256) {
-        if (count <= STRIPS)
-            strips256(directions, count, width, columns, stride, rows, scales, out);
-        else
-            dots256(directions, count, width, columns, stride, rows, scales, out);
-        return 256;
-    }
     return 0;
 #endif
 }
 
 /* Candidates of a pass (see candidates256): row q's columns in found[q * capacity ..], counts[q]
  * of them. Returns 0; -1 when a row has more than `capacity` (then found and counts are not
- * whole), -2 when not run here (no AVX2, or depth outside 1..n, or beyond MOST_DEPTH): the
+ * whole), -2 when not run here (no AVX-512, or depth outside 1..n, or beyond MOST_DEPTH): the
  * caller selects in numpy. */
 #define MOST_DEPTH 4096
 int dots_candidates(const float *scores, int64_t count, int64_t n, int64_t depth,
@@ -452,7 +308,7 @@ int dots_candidates(const float *scores, int64_t count, int64_t n, int64_t depth
     return -2;
 #else
     float heap[MOST_DEPTH];
-    if (depth < 1 || depth > n || depth > MOST_DEPTH || dots_simd() < 256)
+    if (depth < 1 || depth > n || depth > MOST_DEPTH || dots_simd() < 512)
         return -2;
     return candidates256(scores, count, n, depth, slack, capacity, found, counts, heap);
 #endif

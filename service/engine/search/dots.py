@@ -1,20 +1,21 @@
 """The compiled exact pass over rows stored by columns (dots.c), loaded.
 
 BLAS's matrix product copies the whole table into its own panels on every call; at the batch
-sizes a server forms that copy costs about as much as the products (BENCHMARKS.md). dots.c reads
-the columns in place (with AVX-512 up to 7 directions, with AVX2 up to 8, in strips of 8 columns
-over every row; more a tile of 16 rows at a time). It is built with the package (pyproject.toml's
-ext-modules) and loaded here with ctypes, once; rows.py's `compiled_by_columns` calls it, for
-every batch unless this process capped its compute threads above one (served: one; without
-AVX-512, batches of rows.NARROW_UNTIL directions or more go to BLAS). Where it was not built
-(no C compiler) or the CPU has no AVX2 and FMA, AVAILABLE is False and the pass stays with BLAS.
+sizes a server forms that copy costs about as much as the products. dots.c reads the columns in
+place with AVX-512 (up to 7 directions in strips of 8 columns over every row, more a tile of 16
+rows at a time). It is built with the package (pyproject.toml's ext-modules) and loaded here
+with ctypes, once; rows.py's `compiled_by_columns` calls it for the batch sizes where it was
+measured to win (rows.COMPILED_FROM to rows.COMPILED_UNTIL directions; docs/exact-pass.md),
+unless this process capped its compute threads above one. Where it was not built (no C
+compiler) or the CPU has no AVX-512, AVAILABLE is False and the pass stays with BLAS.
 
 Each score is one float32 FMA chain in the order of the columns, times the row's scale: the same
-bits whatever else is in the batch, on AVX-512 and AVX2 alike.
+bits whatever else is in the batch.
 
-It also selects a pass's candidates (dots_candidates, with AVX2) and computes their float64
-rescoring sums in numpy's order (dots_rescore, plain C, any CPU): rows.py's compiled_candidates
-and compiled_dots, called outside the GIL, as the pass is.
+It also selects a pass's candidates (dots_candidates) and computes their float64 rescoring sums
+in numpy's order (dots_rescore): rows.py's compiled_candidates and compiled_dots, called outside
+the GIL, as the pass is, on the same CPUs (docs/exact-pass.md: over HTTP they are worth 1.20x
+req/s beside the pass).
 """
 
 from __future__ import annotations
@@ -57,12 +58,11 @@ def _load() -> tuple[ctypes.CDLL | None, int]:
     return library, int(library.dots_simd())
 
 
-# The library (None when it was not built) and the widest SIMD it runs here: 512, 256 or 0.
+# The library (None when it was not built) and the SIMD it runs here: 512, or 0.
 LIBRARY, SIMD = _load()
 # Whether the compiled pass can run in this process at all.
-AVAILABLE = LIBRARY is not None and SIMD > 0
-# Whether dots.c selects a pass's candidates (AVX2) and rescores them (any CPU it built on).
-SELECTS = AVAILABLE
-RESCORES = LIBRARY is not None
+AVAILABLE = LIBRARY is not None and SIMD >= 512
+# Whether dots.c selects a pass's candidates and rescores them: where the pass runs.
+SELECTS = RESCORES = AVAILABLE
 # The deepest selection dots.c makes (its heap's room; dots.c's MOST_DEPTH).
 MOST_DEPTH = 4096

@@ -11,13 +11,17 @@ takes a RowStore rather than the search that owns it. There is one copy of the r
 own (memory-mapped for a prepared table). Every pass scores the raw rows and divides by their
 norms; positions in a pass are row numbers.
 
-The pass, two interchangeable kernels:
-- BlasKernel (default): scores the table's own raw float32 rows (memory-mapped for a prepared
+The pass, three interchangeable kernels (the `search_kernel` setting; docs/exact-pass.md has the
+measurements that chose among them):
+- compiled (default): BlasKernel with the compiled pass of dots.c where it was measured to win
+  (AVX-512, COMPILED_FROM to COMPILED_UNTIL directions, rows stored by columns), BLAS otherwise.
+- blas: BlasKernel alone: scores the table's own raw float32 rows (memory-mapped for a prepared
   table) with one BLAS matrix product per block of rows and divides by the rows' norms, so the
   table is held once. It replaced a kernel that kept a second, unit-normalised copy of the rows
-  stored transposed (BENCHMARKS.md has both side by side: benchmarks/engine_throughput.py).
-- FaissKernel: a FAISS IndexFlatIP of the unit rows (its own copy) and FAISS's search; kept for
-  the A/B (`search_kernel=faiss`).
+  stored transposed (benchmarks/engine_throughput.py measures both side by side).
+- faiss: FaissKernel, FAISS's exhaustive search (knn_inner_product, IndexFlatIP's) over a unit
+  copy of the rows it holds beside the table's; its cut at a fixed count is certified or
+  searched again deeper, so its answers are the others'.
 
 Scores are float32 cosines known to within `error` of the true ones; candidate selection keeps
 every row within that slack of the k-th best, so the float64 rescoring that follows is exact.
@@ -34,15 +38,16 @@ blocks holds a score at least that high). Only blocks whose maximum reaches the 
 looked into. Measured against a full partition on the default table: 0.4 ms against 5.8 ms
 for 16 queries, 25 ms against 53 ms for 1024 (benchmarks/engine_throughput.py shows the net).
 
-Where dots.c is built, both steps after the pass run there, outside the GIL: the selection
-(AVX2) keeps every column within the slack of each row's depth-th best itself, read once with a
-heap of the depth best (4-5 us a query on the default table against numpy's 16-18), and the
-rescoring's float64 sums are read from the table in place, a column at a time for 32 candidates
-with the next columns prefetched, summed as numpy sums (its pairwise order), so the same bits
-(about 26 us for 10 candidates of the default table against 45 by numpy's gathers, in
-batches of 16 queries; a lone query's candidates, rescore_one, only from ONE_COMPILED_FROM
-values on). numpy's steps below stay for a build without it and as what
-tests/engine/test_compiled_steps.py holds dots.c to.
+With search_kernel=compiled, where dots.c runs (AVX-512), both steps after the pass run there too,
+outside the GIL, whichever pass (dots.c's or BLAS's) computed the scores: over HTTP they are worth
+1.20x req/s beside the compiled pass (docs/exact-pass.md). The selection keeps every column within
+the slack of each row's depth-th best itself, read once with a heap of the depth best (4-5 us a
+query on the default table against numpy's 16-18), and the rescoring's float64 sums are read from
+the table in place, a column at a time for 32 candidates with the next columns prefetched, summed
+as numpy sums (its pairwise order), so the same bits (about 26 us for 10 candidates of the default
+table against 45 by numpy's gathers, in batches of 16 queries). A lone query's candidates
+(rescore_one) stay with numpy: there dots.c measured 1.07-1.08x at best. numpy's steps below answer
+everywhere else and are what tests/engine/test_compiled_steps.py holds dots.c to.
 
 Rescoring: all queries of a batch are rescored in a few array operations. Each score is one dot
 product summed on its own (never a matrix product whose blocking depends on how many candidates
@@ -67,6 +72,7 @@ from service.engine import threads
 from service.engine.errors import DimensionMismatch, ZeroVector
 from service.engine.search import dots
 from service.engine.search.queries import NeighborQuery, Neighbors
+from service.engine.tables.layout import BLOCK_ROWS, blank_rows
 from service.engine.tables.table import EmbeddingTable
 
 
@@ -157,7 +163,7 @@ class RowStore:
 
 # The pass: a kernel scores every row for a batch of directions, then candidate selection.
 
-KernelName = Literal["blas", "faiss"]
+KernelName = Literal["compiled", "blas", "faiss"]
 # Up to this many directions, one pass of inner products each beats a matrix product, which
 # first packs the whole table (1 thread, 30,522 x 384: 2.5 ms per vector with FAISS's
 # fvec_inner_products_ny over the raw rows, against 3.4 ms for numpy's matrix-vector product
@@ -174,6 +180,14 @@ PAD_TO = 4
 # Extra candidates per query where a cut at a fixed count (FAISS's search, and on top of its
 # slack, output scoring) could otherwise lose a near-tie to float32 rounding.
 RESCORE_MARGIN = 4
+# From this many directions FAISS's exhaustive search scores a batch by BLAS (a matrix product
+# over blocks of rows), below it row by row with its SIMD inner products. The crossover is near
+# 3 directions at every width from 50 to 4,096 (one thread: BLAS 0.38-0.61x at 1, 0.68-1.03x
+# at 2, 0.89-1.31x at 3, 1.29-1.80x at 4, 2.1-3.2x at 8). FAISS's own threshold is 128,000
+# directions x width: row by row below 333 directions of 384.
+BLAS_FROM = 4
+# How much deeper FAISS searches again for directions whose cut it could not certify.
+RESCORE_DEEPER = 8
 # The most float32 scores a pass holds at once (directions x rows): a batch's temporaries stay
 # the same size whatever the table. Batches of up to 137 directions score the default table
 # (30,522 rows) in one block; a full batch of 256 takes two.
@@ -204,6 +218,8 @@ class Kernel(Protocol):
     # Whether candidates() leaves out each query's excluded positions itself (then it needs
     # only k candidates, not k plus the exclusions).
     masks_exclusions: bool
+    # Whether dots.c selects and rescores the candidates of this kernel's passes (where it runs).
+    compiled: bool
     # A bound on |score - true cosine| for a float32 unit direction.
     error: float
     # Rows whose scores are not to be trusted (0 in scores()): candidates of every query.
@@ -240,11 +256,13 @@ class Kernel(Protocol):
 
 
 class BlasKernel:
-    """The raw rows scored by BLAS, each score divided by its row's norm."""
+    """The raw rows scored by BLAS (or, `compiled`, by dots.c where it serves), each score
+    divided by its row's norm."""
 
     masks_exclusions = True
 
-    def __init__(self, store: RowStore) -> None:
+    def __init__(self, store: RowStore, compiled: bool = True) -> None:
+        self.compiled = compiled
         self.vectors = store.vectors
         norms = store.norms64
         largest = float(norms.max(initial=0.0))
@@ -272,8 +290,12 @@ class BlasKernel:
     @property
     def description(self) -> str:
         """What computes the pass (the table's `index_type`)."""
-        if self.by_columns and compiled_runs():
-            return f"exact inner product, compiled pass over the raw rows ({dots.SIMD}-bit SIMD)"
+        if self.compiled and self.by_columns and compiled_runs():
+            return (
+                "exact inner product, compiled pass over the raw rows (AVX-512) for "
+                f"{COMPILED_FROM}-{COMPILED_UNTIL - 1} queries a batch, BLAS matrix product "
+                "for the others"
+            )
         return "exact inner product, BLAS matrix product over the raw rows"
 
     @property
@@ -286,7 +308,7 @@ class BlasKernel:
         rows = self.vectors[start:stop]
         scaled = directions * self.direction_scale if self.direction_scale != 1 else directions
         scaled = np.ascontiguousarray(scaled, dtype=np.float32)
-        if compiled_serves(scaled, rows):  # rows stored by columns only
+        if self.compiled and compiled_serves(scaled, rows):  # rows stored by columns only
             return compiled_by_columns(scaled, rows, self.scales[start:stop])
         products = by_columns(scaled, rows) if self.by_columns else by_rows(scaled, rows)
         products *= self.scales[start:stop]
@@ -312,7 +334,7 @@ class BlasKernel:
         block = rows_per_block(len(directions), searchable)
         if block >= searchable:
             scores = self.mask(self.scores(directions, 0, searchable), excluded, 0)
-            found = candidate_rows(scores, depth, self.error)
+            found = candidate_rows(scores, depth, self.error, self.compiled)
         else:
             found = _blocked_candidates(self, directions, depth, searchable, block, excluded)
         return with_always(found, self.always, searchable)
@@ -323,22 +345,26 @@ class BlasKernel:
 
 
 class FaissKernel:
-    """Unit rows in a FAISS IndexFlatIP, searched by FAISS."""
+    """Unit rows held row after row, each batch's best found by FAISS's exhaustive search
+    (knn_inner_product: what IndexFlatIP.search runs, over the first `searchable` rows)."""
 
-    description = "exact inner product, FAISS IndexFlatIP (a unit copy of the rows)"
-    masks_exclusions = False
+    description = "exact inner product, FAISS knn_inner_product over a unit float32 copy"
+    masks_exclusions = True
+    compiled = False
 
-    def __init__(self, store: RowStore) -> None:
+    def __init__(self, store: RowStore, blas_from: int | None = BLAS_FROM) -> None:
         width = store.width
-        self.index = faiss.IndexFlatIP(width)
+        # FAISS's own setting when None (benchmarks/engine_throughput.py measures it).
+        self.blas_from = blas_from
         scales = np.zeros(store.rows)
         scales[store.indexed] = 1 / store.norms64[store.indexed]
-        for start in range(0, store.rows, 65_536):
-            chunk = store.vectors[start : start + 65_536] * scales[start : start + 65_536, None]
-            self.index.add(chunk.astype(np.float32))
-        # A read-only view of FAISS's own copy.
-        self.rows = faiss.rev_swig_ptr(self.index.get_xb(), store.rows * width).reshape(-1, width)
-        self.rows.flags.writeable = False
+        unit = blank_rows(store.rows, width)
+        for start in range(0, store.rows, BLOCK_ROWS):
+            part = slice(start, start + BLOCK_ROWS)
+            unit[part] = store.vectors[part] * scales[part, None]
+        unit.flags.writeable = False
+        self.rows = unit
+        self.directional = store.norms64 > 0
         self.always = np.empty(0, dtype=np.int64)
         self.masked = store.zero
         # The dot product, plus the unit rows' own rounding.
@@ -347,11 +373,11 @@ class FaissKernel:
     @property
     def nbytes(self) -> int:
         """Bytes the kernel holds beyond the table's rows: the unit copy."""
-        return int(self.rows.nbytes)
+        return int(self.rows.nbytes + self.directional.nbytes)
 
     def scores(self, directions: np.ndarray, start: int, stop: int) -> np.ndarray:
         """(batch, stop - start) float32 inner products with rows start..stop."""
-        return directions @ self.rows[start:stop].T
+        return np.asarray(directions, dtype=np.float32) @ self.rows[start:stop].T
 
     def scores_of(self, directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """(batch, len(rows)) float32 inner products with the given rows."""
@@ -359,19 +385,89 @@ class FaissKernel:
 
     def candidates(
         self, directions: np.ndarray, depth: int, searchable: int, excluded: Excluded = None
-    ) -> np.ndarray:
-        """(batch, depth + margin) rows of each direction's best (ties cut arbitrarily).
+    ) -> list[np.ndarray]:
+        """Per direction, rows of its `depth` best and any that may tie with them, its
+        excluded rows left out.
 
-        FAISS cuts at a fixed count, so it returns RESCORE_MARGIN extra rows: float32 rounding
-        near the k-th place cannot then drop a true neighbour before the exact rescoring. Zero
-        rows score 0 and are dropped by the rescoring; they count in the margin.
+        FAISS cuts at a fixed count; a cut is kept only where it is certified: the last row
+        FAISS returned scores below the depth-th best kept row minus the slack, so every row
+        left out scores lower still and none can belong to the exact top `depth`. Directions
+        whose cut is not certified (near-ties, or exclusions and zero rows filling the cut)
+        are searched again RESCORE_DEEPER times as deep, up to every row.
         """
-        depth = min(depth + RESCORE_MARGIN + int(self.masked.size), searchable)
-        params = None
-        if searchable < self.index.ntotal:
-            selector = faiss.IDSelectorRange(0, searchable)
-            params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
-        return self.index.search(directions, depth, params=params)[1]
+        directions = np.ascontiguousarray(directions, dtype=np.float32)
+        widest = max((len(e) for e in excluded), default=0) if excluded is not None else 0
+        reach = depth + widest + RESCORE_MARGIN
+        found: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(directions)
+        pending = np.arange(len(directions))
+        while pending.size:
+            reach = min(reach, searchable)
+            scores, rows = self._knn(directions[pending], searchable, reach)
+            left = None if excluded is None else [excluded[i] for i in pending.tolist()]
+            kept, certified = self._certified(scores, rows, depth, left, reach == searchable)
+            for position, query in enumerate(pending.tolist()):
+                found[query] = kept[position]
+            pending = pending[~certified]
+            reach *= RESCORE_DEEPER
+        return found
+
+    def _knn(
+        self, directions: np.ndarray, searchable: int, reach: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """FAISS's `reach` best of the first `searchable` rows: (scores, rows), best first."""
+        count, width = directions.shape
+        scores = np.empty((count, reach), dtype=np.float32)
+        rows = np.empty((count, reach), dtype=np.int64)
+        if self.blas_from is not None:
+            # Process-wide in FAISS, and compared with directions x width: set for each call,
+            # so that every table crosses over at the same number of directions.
+            faiss.cvar.distance_compute_blas_threshold = self.blas_from * width
+        faiss.knn_inner_product(
+            faiss.swig_ptr(directions), faiss.swig_ptr(self.rows), self.rows.shape[1],
+            count, searchable, reach, faiss.swig_ptr(scores), faiss.swig_ptr(rows),
+        )  # fmt: skip
+        return scores, rows
+
+    def _certified(
+        self,
+        scores: np.ndarray,
+        rows: np.ndarray,
+        depth: int,
+        excluded: Excluded,
+        every_row: bool,
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """Each direction's rows within the slack of its depth-th best kept row, and whether
+        that is every such row of the table (see candidates)."""
+        valid = rows >= 0
+        if self.masked.size:
+            valid &= self.directional[rows]  # -1 pads read the last row: already invalid
+        if excluded is not None:
+            valid &= ~_named(rows, excluded)
+        counted = np.cumsum(valid, axis=1)
+        enough = counted[:, -1] >= depth
+        at_depth = np.argmax(counted >= depth, axis=1)
+        bound = scores[np.arange(len(scores)), at_depth].astype(np.float64) - self.error
+        bound[~enough] = -np.inf
+        certified = every_row | (enough & (scores[:, -1] < bound))
+        keep = valid & (scores >= bound[:, None])
+        return [row[kept] for row, kept in zip(rows, keep, strict=True)], certified
+
+
+# Candidate-exclusion pairs compared at once (a boolean array of this many cells) rather than
+# query by query through np.isin.
+NAMED_AT_ONCE = 65_536
+
+
+def _named(rows: np.ndarray, excluded: Sequence[np.ndarray]) -> np.ndarray:
+    """Which entries of each row of `rows` its own `excluded` rows name."""
+    widest = max(len(positions) for positions in excluded)
+    if rows.size * widest > NAMED_AT_ONCE:
+        pairs = zip(rows, excluded, strict=True)
+        return np.stack([np.isin(found, positions) for found, positions in pairs])
+    padded = np.full((len(excluded), widest), -2, dtype=np.int64)  # -2 names no row
+    for query, positions in enumerate(excluded):
+        padded[query, : len(positions)] = positions
+    return (rows[:, :, None] == padded[:, None, :]).any(axis=2)
 
 
 def _blocked_candidates(
@@ -394,7 +490,8 @@ def _blocked_candidates(
     for start in range(0, searchable, block):
         stop = min(start + block, searchable)
         scores = kernel.mask(kernel.scores(directions, start, stop), excluded, start)
-        for query, columns in enumerate(candidate_rows(scores, min(depth, stop - start), slack)):
+        depth_here = min(depth, stop - start)
+        for query, columns in enumerate(candidate_rows(scores, depth_here, slack, kernel.compiled)):
             positions[query].append(columns + start)
             values[query].append(scores[query, columns])
     merged = []
@@ -423,18 +520,14 @@ def mask(scores: np.ndarray, excluded: Excluded, start: int) -> np.ndarray:
 def by_columns(directions: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """(batch, rows) float32 inner products with rows stored by columns (rows.T is C order).
 
-    The compiled pass (compiled_by_columns) reads the columns in place, where BLAS first copies
-    the whole table into its panels (one thread, the default table: 1.2-3.6x BLAS from 1 to 32
-    directions). Where it does not run (not built, or compute threads above one), BLAS: one
-    direction a 1-row matrix product; two a matrix-vector product each; more: directions @
-    rows.T, one plain matrix product, the directions padded to a multiple of PAD_TO. Three or four
-    were once rows @ directions.T, transposed (1.16x and 0.97x the best layout when chosen), but
-    on another day's machine that tall product ran at 0.36-0.43x while the padded one held
+    BLAS (BlasKernel.scores calls the compiled pass first, where it serves): one direction a
+    1-row matrix product; two a matrix-vector product each; more: directions @ rows.T, one
+    plain matrix product, the directions padded to a multiple of PAD_TO. Three or four were
+    once rows @ directions.T, transposed (1.16x and 0.97x the best layout when chosen), but on
+    another day's machine that tall product ran at 0.36-0.43x while the padded one held
     0.86-1.09x. Measured on the default table, one thread (benchmarks/engine_throughput.py
     measures the result in one run).
     """
-    if compiled_serves(directions, rows):  # BlasKernel.scores calls it with the scales
-        return compiled_by_columns(directions, rows)
     columns = rows.T
     count = len(directions)
     if count == 1:
@@ -453,21 +546,23 @@ def compiled_runs() -> bool:
     return dots.AVAILABLE and (threads.compute_cap or 1) == 1
 
 
-# Without AVX-512, batches of this many directions or more go to BLAS's matrix product over the
-# columns: AVX2's tiles (6 directions x 16 rows) hold ~55% of one core's FMA limit, OpenBLAS's
-# AVX2 sgemm more from 32 on (this machine with both capped at AVX2, `engine_throughput --simd
-# 256` with OPENBLAS_CORETYPE=Haswell FAISS_OPT_LEVEL=avx2: 16 directions 2,435 q/s compiled
-# against 2,007 by BLAS over a transposed copy; 32 2,518 against 2,600; 256 2,530 against 3,303).
-NARROW_UNTIL = 32
+# The batch sizes the compiled pass serves; BLAS's matrix product over the columns the others.
+# A hand-written kernel stays only where it wins by 1.15x at the batch sizes a server forms
+# (docs/exact-pass.md). At 32 connections the server forms batches of 9-16; there, on an Intel
+# Xeon with AVX-512 (2026-12-06), the whole search ran 1.09-1.13x in-process and the server
+# 1.39x req/s at 0.78x the CPU a request (vectors); the earlier AMD EPYC figures put it at 1.46x
+# a plain sgemm. One direction: 0.90-1.02x BLAS (AMD 0.90x the sgemm); 24 0.98x, 32 0.85-0.92x.
+COMPILED_FROM = 2
+COMPILED_UNTIL = 24
 
 
 def compiled_serves(directions: np.ndarray, rows: np.ndarray) -> bool:
-    """Whether compiled_by_columns computes this pass: compiled_runs(), and float32 rows stored
-    by columns (`rows.T` C order, or a slice of rows of one), at least one direction (and
-    fewer than NARROW_UNTIL without AVX-512)."""
+    """Whether compiled_by_columns computes this pass: compiled_runs(), float32 rows stored by
+    columns (`rows.T` C order, or a slice of rows of one), and COMPILED_FROM to COMPILED_UNTIL
+    (exclusive) directions."""
     return (
         compiled_runs()
-        and 1 <= len(directions) < (math.inf if dots.SIMD >= 512 else NARROW_UNTIL)
+        and COMPILED_FROM <= len(directions) < COMPILED_UNTIL
         and rows.ndim == 2
         and rows.dtype == np.float32
         and rows.strides[0] == FLOAT32
@@ -476,11 +571,10 @@ def compiled_serves(directions: np.ndarray, rows: np.ndarray) -> bool:
 
 
 def compiled_by_columns(
-    directions: np.ndarray, rows: np.ndarray, scales: np.ndarray | None = None, simd: int = 0
+    directions: np.ndarray, rows: np.ndarray, scales: np.ndarray | None = None
 ) -> np.ndarray:
     """(batch, len(rows)) float32 `directions @ rows.T` by dots.c, each column times `scales` if
-    given; `simd` 512 or 256 forces an instruction set (0: the widest). Only where
-    compiled_serves() is True."""
+    given. Only where dots.AVAILABLE (compiled_serves() says where it is served)."""
     assert dots.LIBRARY is not None
     directions = np.ascontiguousarray(directions, dtype=np.float32)
     count, width = directions.shape
@@ -494,7 +588,7 @@ def compiled_by_columns(
             raise ValueError(f"{scales.shape[0]} scales for {n} rows")
     if n:
         dots.LIBRARY.dots_by_columns(
-            min(simd, dots.SIMD) if simd else dots.SIMD,
+            dots.SIMD,
             directions.ctypes.data,
             count,
             width,
@@ -573,7 +667,9 @@ def float32_dot_error(width: int, scale: float = 1.0) -> float:
 
 def make_kernel(name: KernelName, store: RowStore) -> Kernel:
     """The kernel called `name` over `store`'s rows."""
-    return BlasKernel(store) if name == "blas" else FaissKernel(store)
+    if name == "faiss":
+        return FaissKernel(store)
+    return BlasKernel(store, compiled=name == "compiled")
 
 
 # Columns per block; blocks interleave (block b holds columns b, b + n, b + 2n, ...), so the
@@ -587,18 +683,22 @@ TIE_ROOM = 16
 # a few times one chunk of scores, whatever the batch (256 rows at once took 62 MB of int64
 # partition indices on the default table).
 CHUNK_ROWS = 32
+
 # Room for candidates beyond the depth in compiled_candidates (a row with more near-ties than
 # this is selected again in numpy): 8 KiB of row numbers a query at depth 10.
 CANDIDATE_ROOM = 1_024
 
 
-def candidate_rows(scores: np.ndarray, depth: int, slack: np.ndarray | float) -> list[np.ndarray]:
-    """Per row of `scores`, its columns scoring within `slack` of a bound <= its depth-th best."""
+def candidate_rows(
+    scores: np.ndarray, depth: int, slack: np.ndarray | float, compiled: bool = False
+) -> list[np.ndarray]:
+    """Per row of `scores`, its columns scoring within `slack` of a bound <= its depth-th best
+    (by dots.c if `compiled` and it runs here, else numpy)."""
     rows = scores.shape[0]
     slack = np.broadcast_to(np.asarray(slack, dtype=np.float64), (rows,))
-    compiled = compiled_candidates(scores, depth, slack)
-    if compiled is not None:
-        return compiled
+    found_there = compiled_candidates(scores, depth, slack) if compiled else None
+    if found_there is not None:
+        return found_there
     found: list[np.ndarray] = []
     for start in range(0, rows, CHUNK_ROWS):
         part = slice(start, start + CHUNK_ROWS)
@@ -610,7 +710,7 @@ def compiled_candidates(
     scores: np.ndarray, depth: int, slack: np.ndarray
 ) -> list[np.ndarray] | None:
     """candidate_rows by dots.c, bounded by each row's depth-th best itself (ascending columns);
-    None where it does not run (not built, no AVX2, float64 scores, a depth of 0 or beyond
+    None where it does not run (not built, no AVX-512, float64 scores, a depth of 0 or beyond
     dots.MOST_DEPTH or the row, or more ties than CANDIDATE_ROOM leaves room for)."""
     count, columns = scores.shape
     if (
@@ -689,12 +789,6 @@ GATHER_BUDGET = 16 * 2**20
 # the table (about every other cache line of a column): the default table's 30,522 rows, from
 # 954 candidates on (a batch of about 96 queries with k=10). See _groups.
 SHARING = 32
-# A lone query's candidates are rescored by dots.c from this many values (candidates x width)
-# on: below it the call costs what the C saves (MiniLM, a batch of one, ~11 candidates of 384:
-# 479 against 499 q/s through numpy; GloVe fast-scan, 50 of 50: 50-54 us against 47-51), above
-# it numpy's three passes over the float64 products outgrow the cache (the synthetic 3M x 300
-# by rows, fast-scan nprobe 96, k_factor 8, ~104 candidates: 1.08x the q/s, paired rounds).
-ONE_COMPILED_FROM = 16_384
 # Candidate-exclusion pairs compared directly (a boolean matrix of this many cells, 64 KiB)
 # rather than through np.isin.
 SMALL_EXCLUSION_PRODUCT = 65_536
@@ -704,22 +798,30 @@ def rescore(
     store: RowStore,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
+    compiled: bool = False,
 ) -> list[Neighbors]:
-    """Each query's candidates scored in float64 from the raw rows, best k first (ties: id)."""
+    """Each query's candidates scored in float64 from the raw rows, best k first (ties: id);
+    a batch's sums by dots.c if `compiled` and it runs here."""
     if len(queries) == 1 and len(positions[0]) <= CHUNK:
         return [rescore_one(store, queries[0], np.asarray(positions[0], dtype=np.int64))]
-    return rescore_batch(store, queries, positions)
+    return rescore_batch(store, queries, positions, compiled)
 
 
 def rescore_batch(
     store: RowStore,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
+    compiled: bool = False,
 ) -> list[Neighbors]:
     """rescore() for any number of queries, QUERY_CHUNK at a time."""
+    compiled = compiled and dots.RESCORES
+    # dots.c reads the table in place: nothing to gather first.
+    groups = (
+        [(slice(0, len(queries)), False)] if compiled else _groups(store, positions, len(queries))
+    )
     results: list[Neighbors] = []
-    for group, gather in _groups(store, positions, len(queries)):
-        results.extend(_rescore_group(store, queries[group], positions[group], gather))
+    for group, gather in groups:
+        results.extend(_rescore_group(store, queries[group], positions[group], gather, compiled))
     return results
 
 
@@ -742,11 +844,7 @@ def _groups(
     read from the table itself.
     """
     rows = store.table.rows
-    if (
-        dots.RESCORES  # dots.c reads the table in place
-        or not stored_by_columns(store.vectors)
-        or sum(map(len, positions)) * SHARING < rows
-    ):
+    if not stored_by_columns(store.vectors) or sum(map(len, positions)) * SHARING < rows:
         return [(slice(0, queries), False)]
     most = max(1, GATHER_BUDGET // (4 * store.vectors.shape[1]))
     groups: list[tuple[slice, bool]] = []
@@ -765,6 +863,7 @@ def _rescore_group(
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
     gather: bool,
+    compiled: bool,
 ) -> list[Neighbors]:
     """rescore() of one group, QUERY_CHUNK queries at a time (its gathered rows, if any, are
     freed on return: one group's at a time)."""
@@ -772,7 +871,7 @@ def _rescore_group(
     results: list[Neighbors] = []
     for start in range(0, len(queries), QUERY_CHUNK):
         part = slice(start, start + QUERY_CHUNK)
-        results.extend(_rescore(store, source, queries[part], positions[part]))
+        results.extend(_rescore(store, source, queries[part], positions[part], compiled))
     return results
 
 
@@ -789,6 +888,7 @@ def _rescore(
     source: Source,
     queries: Sequence[NeighborQuery],
     positions: Sequence[np.ndarray] | np.ndarray,
+    compiled: bool,
 ) -> list[Neighbors]:
     counts = [len(p) for p in positions]
     flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in positions])
@@ -799,7 +899,7 @@ def _rescore(
     keep = (store.norms64[ids] > 0) & ~_excluded(queries, owner, ids, store.table.rows)
     ids, owner = ids[keep], owner[keep]
     directions = np.stack([q.vector for q in queries])
-    if dots.RESCORES:
+    if compiled:
         scores = compiled_dots(store.vectors, ids, directions, owner)
     else:
         scores = _dots(source, ids, directions, owner)
@@ -824,16 +924,12 @@ def rescore_one(store: RowStore, query: NeighborQuery, positions: np.ndarray) ->
     keep = _kept_one(store, query, ids, norms)
     if keep is not None:
         ids, norms = ids[keep], norms[keep]
-    if dots.RESCORES and ids.size * store.width >= ONE_COMPILED_FROM:
-        owner = np.zeros(ids.size, dtype=np.int64)
-        scores = compiled_dots(store.vectors, ids, query.vector[None, :], owner) / norms
-    else:
-        # Summed as _dots and dots.c sum, to the last bit: float64 products laid out row by
-        # row, each row's summed along it (numpy's pairwise sum; summed down the columns, the
-        # last bits differ).
-        products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
-                               order="C")  # fmt: skip
-        scores = np.add.reduce(products, axis=1) / norms
+    # Summed as _dots and dots.c sum, to the last bit: float64 products laid out row by row,
+    # each row's summed along it (numpy's pairwise sum; summed down the columns, the last bits
+    # differ).
+    products = np.multiply(gather_rows(store.vectors, ids), query.vector, dtype=np.float64,
+                           order="C")  # fmt: skip
+    scores = np.add.reduce(products, axis=1) / norms
     best = np.argsort(-scores, kind="stable")[: query.k]
     return Neighbors(ids=ids[best], scores=scores[best])
 

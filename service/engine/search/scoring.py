@@ -78,7 +78,7 @@ def _score_one(search: CosineSearch, query: ScoreQuery, logits: np.ndarray) -> S
         float(np.sqrt(np.sum(np.square(query.vector, dtype=np.float64)))) * search.scoring_max_norm
     )
     slack = float32_dot_error(table.width, scale)
-    candidates = candidate_rows(logits[None, :], depth, slack)[0]
+    candidates = candidate_rows(logits[None, :], depth, slack, compiled=True)[0]
     exact = _exact_logits(search, candidates, query.vector)
     order = np.lexsort((candidates, -exact))[: query.k]
     top, top_logits = candidates[order].astype(np.int64), exact[order]

@@ -76,7 +76,7 @@ def candidates_by_terms(
         mask(combined[:count], excluded[first : first + count], 0)
         mask_rows(combined[:count], kernel.masked, 0)
         # Selected while the chunk's sums are still in cache.
-        found.extend(candidate_rows(combined[:count], depth, np.asarray(slack)))
+        found.extend(candidate_rows(combined[:count], depth, np.asarray(slack), kernel.compiled))
     return with_always(found, kernel.always, searchable)
 
 

@@ -3,7 +3,8 @@
 GPT-2, Llama 3 and SmolLM write every byte of a piece as one printable character (GPT-2's
 `bytes_to_unicode`: a space is `Ġ`, the UTF-8 of the right quote U+2019 is `âĢĻ`);
 SentencePiece writes a space as `▁` and a byte it has no piece for as `<0xE2>`. `readable`
-turns a token back into its text (" running", U+2019). A piece that holds only part of a
+turns a token back into its text (" running", U+2019), and `written` a text into the token it
+would be (" king" -> `Ġking`, `▁king`). A piece that holds only part of a
 character's UTF-8 bytes has no text of its own: its lone bytes are written `<0xE2>`
 (SentencePiece's own notation) and it is said to be incomplete, rather than shown as mojibake.
 The API keeps the raw token as the key; the readable text is shown beside it.
@@ -64,6 +65,22 @@ def readable(token: str, style: str) -> tuple[str, bool]:
             return _text_of(bytes([int(whole.group(1), 16)]))
         return token.replace("\u2581", " "), False
     return token, False
+
+
+@cache
+def byte_encoder() -> dict[int, str]:
+    """GPT-2's printable character of each byte: byte -> character."""
+    return {byte: character for character, byte in byte_decoder().items()}
+
+
+def written(text: str, style: str) -> str:
+    """`text` as a token of `style` would write it: `readable`'s inverse on whole characters."""
+    if style == BYTE_LEVEL:
+        encoder = byte_encoder()
+        return "".join(encoder[byte] for byte in text.encode("utf-8", "surrogatepass"))
+    if style == SENTENCEPIECE:
+        return text.replace(" ", "\u2581")
+    return text
 
 
 def _text_of(raw: bytes) -> tuple[str, bool]:

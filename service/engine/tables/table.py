@@ -11,6 +11,7 @@ import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownId, UnknownToken
 from service.engine.tables.layout import BLOCK_ROWS, Layout, as_layout, layout_of, row_norms
+from service.engine.tables.pieces import PLAIN
 from service.engine.tables.vocabulary import TokenIds, Vocabulary
 
 if TYPE_CHECKING:
@@ -87,6 +88,12 @@ class EmbeddingTable:
     def scoring_rows(self) -> np.ndarray:
         """The rows that score the next token: the output table when untied, else the rows."""
         return self.vectors if self.output is None else self.output
+
+    @property
+    def pieces(self) -> str:
+        """How a model's tokens are written (tables/pieces.py): byte-level, sentencepiece or
+        plain."""
+        return PLAIN if self.model is None else self.model.pieces
 
     @cached_property
     def searchable_rows(self) -> int:

@@ -4,6 +4,13 @@ A table that ships a Hugging Face `tokenizer.json` splits text exactly as its mo
 `tokenizers` library, in Rust), with the file's padding and truncation switched off: a piece's
 id is its row. Word tables (word2vec, GloVe, projector) have no tokenizer: their text is split
 on whitespace and each word looked up as a token (exact, then the table's case fallback).
+
+A text sent to find rows is words as people type them, so its first word starts a word, as if
+a space came before it: on a byte-level model's table "king" is the row of " king" (`Ġking`),
+not the piece `king` that ends "s|king" or starts a document. SentencePiece tokenizers put
+that space in themselves (`▁king`); a model's table split by its vocabulary looks each word up
+as the piece that starts a word first. `word_initial=False` reads the text as the start of a
+document instead, as the model does.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import numpy as np
 
 from service.engine.errors import TableLoadError, UnknownToken
 from service.engine.files.reading import read_text
+from service.engine.tables.pieces import BYTE_LEVEL, PLAIN, written
 from service.engine.tables.table import EmbeddingTable
 
 _WORD = re.compile(r"\S+")
@@ -64,8 +72,11 @@ class TextTokenizer(Protocol):
 
     kind: str
 
-    def split(self, text: str, add_special_tokens: bool = False) -> Split:
-        """`text` as pieces of the table."""
+    def split(
+        self, text: str, add_special_tokens: bool = False, word_initial: bool = True
+    ) -> Split:
+        """`text` as pieces of the table; its first word starts a word unless `word_initial`
+        is False (then it starts a document)."""
         ...
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
@@ -98,14 +109,68 @@ class HuggingFaceTokenizer:
         check_against_table(path, tokenizer.get_vocab(with_added_tokens=True), tokens)
         return cls(tokenizer)
 
-    def split(self, text: str, add_special_tokens: bool = False) -> Split:
-        """The model's split: ids, character offsets and word indices from the library."""
+    def split(
+        self, text: str, add_special_tokens: bool = False, word_initial: bool = True
+    ) -> Split:
+        """The model's split: ids, character offsets and word indices from the library (whose
+        own rule says whether a text's first word starts a word)."""
         encoding = self.tokenizer.encode(text, add_special_tokens=add_special_tokens)
         return Split(text, encoding.ids, encoding.offsets, encoding.word_ids)
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """The model's decoder: word pieces joined, byte-level pieces turned back into text."""
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=skip_special_tokens))
+
+
+class WordInitialTokenizer:
+    """A byte-level model's tokenizer, reading a text's first word as the start of a word.
+
+    The space goes before the text rather than into the pre-tokenizer (the library's
+    `add_prefix_space`): SmolLM's splits digits off first, and a prefix inside that sequence
+    would go before every digit. A piece that is only that space is dropped, and the offsets
+    stay the text's own.
+    """
+
+    def __init__(self, model: HuggingFaceTokenizer) -> None:
+        self.model = model
+        self.kind = model.kind
+
+    def split(
+        self, text: str, add_special_tokens: bool = False, word_initial: bool = True
+    ) -> Split:
+        """The model's split of " " + `text`, as a split of `text`."""
+        if not word_initial or not text or text[0].isspace():
+            return self.model.split(text, add_special_tokens)
+        return _unspaced(text, self.model.split(" " + text, add_special_tokens))
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        """The model's decoder."""
+        return self.model.decode(ids, skip_special_tokens)
+
+
+def _unspaced(text: str, spaced: Split) -> Split:
+    """A split of " " + `text` as a split of `text`: the space's own piece dropped, offsets one
+    back."""
+    ids, offsets, words = spaced.ids, spaced.offsets, spaced.words
+    # Only the pieces before the first that reaches into the text can lie within the space;
+    # a special token the model adds there has no word, and stays.
+    first = next((i for i, (_, end) in enumerate(offsets) if end > 1), len(ids))
+    dropped = {i for i in range(first) if words[i] is not None}
+    if dropped:
+        ids, offsets, words = _without(dropped, ids, offsets, words)
+    shifted = [(max(start - 1, 0), max(end - 1, 0)) for start, end in offsets]
+    return Split(text, ids, shifted, words)
+
+
+def _without(
+    dropped: set[int], ids: list[int], offsets: list[tuple[int, int]], words: list[int | None]
+) -> tuple[list[int], list[tuple[int, int]], list[int | None]]:
+    """The pieces but the `dropped`, their words numbered from 0 again."""
+    kept = [i for i in range(len(ids)) if i not in dropped]
+    left = [words[i] for i in kept]
+    numbers = {word: n for n, word in enumerate(dict.fromkeys(w for w in left if w is not None))}
+    renumbered = [None if word is None else numbers[word] for word in left]
+    return [ids[i] for i in kept], [offsets[i] for i in kept], renumbered
 
 
 def check_against_table(path: Path, vocabulary: dict[str, int], tokens: Sequence[str]) -> None:
@@ -140,11 +205,13 @@ class VocabularyTokenizer:
         self.case_insensitive = case_insensitive
         self.name = name
 
-    def split(self, text: str, add_special_tokens: bool = False) -> Split:
+    def split(
+        self, text: str, add_special_tokens: bool = False, word_initial: bool = True
+    ) -> Split:
         """One piece per word; UnknownToken names every word that is not a token."""
         ids, offsets, matched, unknown = [], [], {}, []
         for word in _WORD.finditer(text):
-            row = self.table.find(word.group(), self.case_insensitive)
+            row = self._find(word.group(), word_initial or word.start() > 0)
             if row is None:
                 unknown.append(word.group())
                 continue
@@ -156,6 +223,15 @@ class VocabularyTokenizer:
             raise UnknownToken(list(dict.fromkeys(unknown)), self.name)
         return Split(text, ids, offsets, list(range(len(ids))), matched)
 
+    def _find(self, word: str, initial: bool) -> int | None:
+        """A word's row: on a model's table the piece that starts a word (`▁king`) if there is
+        one, else the token as written (`king`, `<s>`, `Ġking`)."""
+        if initial and self.table.pieces != PLAIN:
+            row = self.table.find(written(" " + word, self.table.pieces), self.case_insensitive)
+            if row is not None:
+                return row
+        return self.table.find(word, self.case_insensitive)
+
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         """The rows' tokens joined by spaces."""
         return " ".join(self.table.tokens[i] for i in ids)
@@ -164,10 +240,14 @@ class VocabularyTokenizer:
 def text_tokenizer(
     table: EmbeddingTable, case_insensitive: bool = False, name: str = ""
 ) -> TextTokenizer:
-    """The table's own tokenizer when it came with one, else its vocabulary."""
-    if table.tokenizer is not None:
-        return table.tokenizer
-    return VocabularyTokenizer(table, case_insensitive, name)
+    """The table's own tokenizer when it came with one (a byte-level model's reading a text's
+    first word as a word), else its vocabulary."""
+    if table.tokenizer is None:
+        return VocabularyTokenizer(table, case_insensitive, name)
+    # A static model's text is its embedding: split as the model pools it, and nothing else.
+    if table.static is None and table.pieces == BYTE_LEVEL:
+        return WordInitialTokenizer(table.tokenizer)
+    return table.tokenizer
 
 
 def mean_row(vectors: np.ndarray, ids: Sequence[int]) -> np.ndarray:

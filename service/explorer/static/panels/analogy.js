@@ -1,9 +1,11 @@
-// Analogies a - b + c (3CosAdd or 3CosMul) from POST /analogy, with the result placed.
+// Analogies a - b + c (3CosAdd or 3CosMul) from POST /analogy, with the result placed. Words
+// are typed as people type them (common/words.js).
 
 import { post } from "../common/api.js";
 import { fill, parts, setStatus } from "../common/dom.js";
 import { Latest } from "../common/latest.js";
 import { describe } from "../common/messages.js";
+import { tokensOf } from "../common/words.js";
 import { place, placesOthers, placeVector } from "../plot/placement.js";
 import { marksOf, resultItems } from "./results.js";
 
@@ -40,25 +42,28 @@ async function showAnalogy(app, p, current) {
     return null;
   }
   const table = app.table.name;
-  const body = { positive: [a, c], negative: [b], k: app.state.k, method };
+  let tokens;
   let answer;
   try {
+    tokens = await tokensOf(app, [a, b, c]);
+    const [ta, tb, tc] = tokens;
+    const body = { positive: [ta, tc], negative: [tb], k: app.state.k, method };
     answer = await post(table, "analogy", body);
   } catch (error) {
     if (!current()) return undefined;
-    if (!["UnknownToken", "ZeroVector"].includes(error.type)) throw error;
+    if (!["UnknownToken", "SeveralPieces", "ZeroVector"].includes(error.type)) throw error;
     fill(p.list);
     setStatus(p.status, describe(error, table), true);
     return null;
   }
-  const terms = [a, b, c].map((term) => answer.matched[term] ?? term);
+  const terms = tokens.map((term) => answer.matched[term] ?? term);
   const answers = answer.neighbors.map((neighbour) => neighbour.token);
   const placed = await place(app, [...terms, ...answers]);
   if (!current()) return undefined;
   fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
   const marks = [...marksOf(terms, placed, "term"), ...marksOf(answers, placed, "answer")];
   if (method === "add" && placesOthers(app)) {
-    const result = await resultMark(app, terms);
+    const result = await resultMark(app, terms, [a, b, c]);
     if (!current()) return undefined;
     marks.push(result);
     setStatus(p.status, "The star is a \u2212 b + c itself, placed on the picture.");
@@ -72,9 +77,10 @@ async function showAnalogy(app, p, current) {
   return marks;
 }
 
-// 3CosAdd's query direction: unit(a) - unit(b) + unit(c), from the rows /lookup returns.
-async function resultMark(app, [a, b, c]) {
-  const answer = await post(app.table.name, "lookup", { tokens: [a, b, c] });
+// 3CosAdd's query direction: unit(a) - unit(b) + unit(c), from the rows /lookup returns; the
+// star is named by the words as typed.
+async function resultMark(app, tokens, [a, b, c]) {
+  const answer = await post(app.table.name, "lookup", { tokens });
   const units = answer.items.map((item) => item.vector.map((v) => v / item.norm));
   const direction = units[0].map((_, i) => units[0][i] - units[1][i] + units[2][i]);
   const point = await placeVector(app, direction);

@@ -3,6 +3,7 @@
 
 import { post } from "../common/api.js";
 import { fill, parts, setStatus } from "../common/dom.js";
+import { readableToken } from "../common/format.js";
 import { Latest } from "../common/latest.js";
 import { describe, quote } from "../common/messages.js";
 import { place } from "../plot/placement.js";
@@ -47,7 +48,7 @@ export class NeighboursPanel {
     const tokens = answer.neighbors.map((neighbour) => neighbour.token);
     const placed = await place(app, [word, ...tokens]);
     if (!current()) return undefined;
-    p.word.textContent = word;
+    p.word.textContent = readableToken(placed.get(word)?.point ?? { token: word });
     fill(p.list, resultItems(answer.neighbors, placed, (t) => app.select(t)));
     const outside = placed.has(word) && placed.get(word).index >= 0 ? ""
       : ` ${quote(word)} itself is not plotted.`;
