@@ -11,6 +11,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import signal
 import socket
 import threading
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from deploy import failover_check
 from harness.wrk import WrkResult, run_wrk
 from tests.deploy.conftest import tool
 from tests.deploy.replica_set import (
@@ -126,6 +128,25 @@ def versions_answered(replica_set: ReplicaSet, count: int) -> set[str]:
         finally:
             connection.close()
     return versions
+
+
+def test_the_failover_check_kills_a_replica_and_prints_its_figures(
+    tables: Tables, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """deploy/failover_check.py local: its own replica set, one kill -9, the figures."""
+    tool("haproxy")
+    tool("wrk")
+    serve = ["--", "--table", f"t={tables.folder}"]
+    code = failover_check.main(["--seconds", "10", "--at", "4", "local", *serve])
+    said = capsys.readouterr().out
+    print(said)
+    assert code == 0, said
+    figures = dict(re.findall(r"^(\w+): +(.*)$", said, re.M))
+    assert figures["command"].startswith("python -m deploy.failover_check")
+    assert "cores" in figures["machine"]
+    assert re.search(r"failed 0$", figures["requests"]), said
+    assert re.search(r"back behind the proxy after [\d.]+ s$", figures["killed"]), said
+    assert "PSS summed" in figures["memory"]
 
 
 def flood(port: int, requests: int) -> int:
