@@ -123,14 +123,17 @@ def table_version(base: str, table: str) -> str:
 
 
 @contextmanager
-def running_replicas(folder: Path, *serve_args: str, replicas: int = 2) -> Iterator[ReplicaSet]:
-    """scripts/replicas with `replicas` replicas on free ports, once every one is ready; stopped
-    with SIGTERM after, which must stop it cleanly (exit 0, every replica gone)."""
+def running_replicas(
+    folder: Path, *serve_args: str, replicas: int = 2, proxy_env: dict[str, str] | None = None
+) -> Iterator[ReplicaSet]:
+    """scripts/replicas with `replicas` replicas on free ports (`proxy_env`: the proxy's bounds,
+    deploy/haproxy/haproxy.cfg), once every one is ready; stopped with SIGTERM after, which must
+    stop it cleanly (exit 0, every replica gone)."""
     log = folder / "replicas.log"
     port, metrics_port = free_port(), free_port()
     command = [str(SCRIPT), "--replicas", str(replicas), "--port", str(port)]
     command += ["--metrics-port", str(metrics_port), *serve_args]
-    env = {**os.environ, "EMBEDDING_SERVICE_LOG_LEVEL": "warning"}
+    env = {**os.environ, **(proxy_env or {}), "EMBEDDING_SERVICE_LOG_LEVEL": "warning"}
     with log.open("ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=out, env=env)
     replica_set = ReplicaSet(process, port, metrics_port, log)
