@@ -38,7 +38,7 @@ from service.engine.analysis.diagnostics import TableDiagnostics
 from service.engine.analysis.indicators import rank, reference_cosines
 from service.engine.analysis.references import matching_rows
 from service.engine.loaders import load_huggingface, load_projector
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 from service.loading.registry import Registry

@@ -56,8 +56,9 @@ from harness.machine import machine
 from service.config import Settings, default_table
 from service.engine.loaders import load_huggingface
 from service.engine.search import dots
-from service.engine.search import rows as search_rows
 from service.engine.search.cosine import CosineSearch, NeighborQuery
+from service.engine.search.kernels import BLAS_FROM, BlasKernel, FaissKernel
+from service.engine.search.products import SMALL_BATCH, inner_products
 from service.engine.search.queries import Plan
 from service.engine.tables.table import EmbeddingTable
 
@@ -67,7 +68,7 @@ ROWS_FIRST_ON_ROWS = 16
 FAISS_DEFAULT = faiss.cvar.distance_compute_blas_threshold
 
 
-class RowOrderKernel(search_rows.BlasKernel):
+class RowOrderKernel(BlasKernel):
     """The BLAS kernel's arithmetic on rows stored row after row, with that layout's best
     products: FAISS's inner products, rows @ Q.T (transposed), or Q @ rows.T."""
 
@@ -75,8 +76,8 @@ class RowOrderKernel(search_rows.BlasKernel):
         """(batch, stop - start) float32 cosines with rows start..stop."""
         rows = self.vectors[start:stop]
         scaled = np.ascontiguousarray(directions * self.direction_scale, dtype=np.float32)
-        if len(directions) <= search_rows.SMALL_BATCH:
-            products = search_rows.inner_products(scaled, rows)
+        if len(directions) <= SMALL_BATCH:
+            products = inner_products(scaled, rows)
         elif len(directions) <= ROWS_FIRST_ON_ROWS:
             products = np.ascontiguousarray((rows @ scaled.T).T)
         else:
@@ -100,7 +101,7 @@ class Candidate:
 def faiss_search(table: EmbeddingTable, blas_from: int | None) -> CosineSearch:
     """A search by FAISS's knn, BLAS from `blas_from` directions (None: FAISS's default)."""
     search = CosineSearch(table)
-    search.kernel = search_rows.FaissKernel(search.store, blas_from)
+    search.kernel = FaissKernel(search.store, blas_from)
     return search
 
 
@@ -131,7 +132,7 @@ def served_name() -> str:
     """The candidate the service's default settings run."""
     kernel = Settings().search_kernel
     if kernel == "faiss":
-        return f"faiss from {search_rows.BLAS_FROM}"
+        return f"faiss from {BLAS_FROM}"
     return "compiled" if kernel == "compiled" else "blas columns"
 
 
@@ -211,7 +212,7 @@ def main() -> int:
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 8, 16, 32, 64, 128, 256])
     parser.add_argument("--rounds", type=int, default=5, help="rounds, alternating the order")
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads (served: 1)")
-    parser.add_argument("--blas-from", type=int, nargs="+", default=[search_rows.BLAS_FROM],
+    parser.add_argument("--blas-from", type=int, nargs="+", default=[BLAS_FROM],
                         help="FAISS by BLAS from this many directions (candidates)")  # fmt: skip
     parser.add_argument("--only", nargs="+", help="measure only these candidates (and served)")
     parser.add_argument("--check", type=float, help="exit 1 if served < CHECK x the best")

@@ -46,7 +46,7 @@ from service.engine.search import cosine
 from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import SearchOptions
-from service.engine.search.rows import rescore_batch
+from service.engine.search.rescoring import rescore_batch
 from service.engine.tables.table import EmbeddingTable
 from service.engine.threads import limit_compute_threads
 

@@ -2,7 +2,7 @@
 
 It stored a second, unit-normalised float32 copy of the rows, transposed, so that a batch was
 one plain matrix product (directions @ rows^T without a transposed operand). The service now
-scores the table's own raw rows and divides by their norms (service/engine/search/rows.py
+scores the table's own raw rows and divides by their norms (service/engine/search/kernels.py
 BlasKernel); benchmarks/engine_throughput.py runs both side by side.
 """
 
@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from service.engine.search.rows import (
-    SMALL_BATCH,
+from service.engine.search.kernels import (
     Excluded,
-    RowStore,
     _blocked_candidates,
-    candidate_rows,
-    float32_dot_error,
     mask,
     mask_rows,
     rows_per_block,
 )
+from service.engine.search.products import SMALL_BATCH, float32_dot_error
+from service.engine.search.selection import candidate_rows
+from service.engine.search.store import RowStore
 
 
 class TransposedUnitKernel:

@@ -7,7 +7,7 @@ pyproject.toml. What counts as a cited path:
 
 - a token that starts with a top-level folder of the repository and a slash
   (`service/api/edge.py`, `benchmarks/`); a glob (`static/*`) must match something;
-- a relative path of at least one folder and a file with an extension (`engine/search/rows.py`,
+- a relative path of at least one folder and a file with an extension (`engine/search/store.py`,
   `plot/plot.js`), found from the citing file's folder or one of its parents, from `service/`,
   from the explorer's `service/explorer/static/`, or in the installed packages
   (`uvicorn/protocols/http/httptools_impl.py`);
@@ -160,7 +160,7 @@ def test_the_top_folders_are_the_repositorys() -> None:
 
 
 def test_the_checker_flags_moved_paths_and_passes_real_ones() -> None:
-    citing = REPO / "service" / "engine" / "search" / "rows.py"
+    citing = REPO / "service" / "engine" / "search" / "store.py"
     text = (
         "see service/api/edge.py, service/api/direct.py, tables/layout.py, engine/gone.py, "
         "benchmarks.engine_throughput, benchmarks.fresh_memory, service.config.Settings, "

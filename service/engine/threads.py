@@ -6,7 +6,7 @@ import faiss
 from threadpoolctl import threadpool_limits
 
 # What limit_compute_threads last set; None until it is called (every pool at its own default).
-# Read as an attribute on the request path (search/rows.py: the compiled pass is one thread).
+# Read as an attribute on the request path (search/products.py: the compiled pass is one thread).
 compute_cap: int | None = None
 
 

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from service.engine.errors import EngineError, TableNotReady, UnknownTable
 from service.engine.indexes.building import Indexing
 from service.engine.search.cosine import CosineSearch
-from service.engine.search.rows import KernelName
+from service.engine.search.kernels import KernelName
 from service.engine.served import ServedTable
 from service.engine.tables.table import EmbeddingTable
 

@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 from pydantic import TypeAdapter
 
 import service
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 from service.operations import door, limits, search
 from service.operations.resolving import Resolver
 from tests.conftest import AppOf

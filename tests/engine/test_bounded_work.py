@@ -19,7 +19,7 @@ from service.engine.search.scoring import plan_score, score
 from service.engine.tables.table import EmbeddingTable
 
 # "A few tens of MB", all included: a pass holds at most 16 MiB of float32 scores
-# (rows.SCORES_BUDGET), and the worst batch's own queries (256 x 1,000 exclusions, 4,096 term
+# (kernels.SCORES_BUDGET), and the worst batch's own queries (256 x 1,000 exclusions, 4,096 term
 # vectors in float64) are about 21 MB of it. Before the bounds: 2.1 GB for 3CosMul.
 PEAK_BYTES = 64 * 2**20
 TERMS, K, EXCLUDE, BATCH = 16, 1000, 1000, 256
@@ -91,10 +91,9 @@ def test_the_worst_scoring_batch_stays_within_tens_of_megabytes(index, minilm) -
 @pytest.fixture
 def tiny_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """A scores budget of 64 KiB: the default table is scored in dozens of row blocks."""
-    from service.engine.search import cosmul
-    from service.engine.search import rows as search_rows
+    from service.engine.search import cosmul, kernels
 
-    monkeypatch.setattr(search_rows, "SCORES_BUDGET", 64 * 1024)
+    monkeypatch.setattr(kernels, "SCORES_BUDGET", 64 * 1024)
     monkeypatch.setattr(cosmul, "TERMS_PER_PASS", 4)
 
 
@@ -164,9 +163,9 @@ def test_exclusions_are_left_out_of_the_selection_exactly(
     """With k candidates only (exclusions masked, not added to the depth), excluding a query's
     whole top 50 still answers the next k rows, as a brute-force float64 search does."""
     if budget is not None:
-        from service.engine.search import rows as search_rows
+        from service.engine.search import kernels
 
-        monkeypatch.setattr(search_rows, "SCORES_BUDGET", budget)
+        monkeypatch.setattr(kernels, "SCORES_BUDGET", budget)
     rng = np.random.default_rng(8)
     unit = minilm.vectors.astype(np.float64)
     norms = np.linalg.norm(unit, axis=1)

@@ -9,19 +9,11 @@ from functools import partial
 import numpy as np
 import pytest
 
-from service.engine.search import dots
-from service.engine.search import rows as search_rows
+from service.engine.search import dots, rescoring, selection
 from service.engine.search.queries import NeighborQuery
-from service.engine.search.rows import (
-    CANDIDATE_ROOM,
-    RowStore,
-    candidate_rows,
-    compiled_candidates,
-    compiled_dots,
-    gather_rows,
-    rescore_batch,
-    rescore_one,
-)
+from service.engine.search.rescoring import compiled_dots, rescore_batch, rescore_one
+from service.engine.search.selection import CANDIDATE_ROOM, candidate_rows, compiled_candidates
+from service.engine.search.store import RowStore, gather_rows
 from tests.engine.test_rescoring import ROWS, STORES
 
 # dots.c's steps run where its pass does: dots.c built, on a CPU with AVX-512.
@@ -79,7 +71,7 @@ def test_the_compiled_candidates_hold_the_numpy_ones_bound_or_more() -> None:
     for depth in (1, 10, 50):
         compiled = compiled_candidates(scores, depth, np.full(40, 5e-5))
         assert compiled is not None
-        numpy = [np.sort(rows) for rows in search_rows._select(scores, depth, np.full(40, 5e-5))]
+        numpy = [np.sort(rows) for rows in selection._select(scores, depth, np.full(40, 5e-5))]
         for mine, theirs in zip(compiled, numpy, strict=True):
             assert np.isin(mine, theirs).all()
 
@@ -110,7 +102,7 @@ def test_compiled_sums_have_numpys_bits(order: str, width: int) -> None:
     directions = rng.normal(size=(6, width))
     directions[1] = -np.abs(directions[1])
     got = compiled_dots(vectors, ids, directions, owner)
-    expected = search_rows._dots(partial(gather_rows, vectors), ids, directions, owner)
+    expected = rescoring._dots(partial(gather_rows, vectors), ids, directions, owner)
     assert got.tobytes() == expected.tobytes()
     assert compiled_dots(vectors, ids[:0], directions, owner[:0]).size == 0
     for outside in (-1, 700):  # as numpy's gather refuses them, never read

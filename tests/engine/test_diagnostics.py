@@ -20,7 +20,7 @@ from service.engine.analysis.references import (
 )
 from service.engine.analysis.statistics import average_ranks, pearson, spearman
 from service.engine.errors import InvalidQuery
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 from service.engine.tables.table import EmbeddingTable
 
 

@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 from service.engine import threads
-from service.engine.search import dots
-from service.engine.search import rows as search_rows
+from service.engine.search import dots, kernels, products, rescoring, selection
 from service.engine.search.cosine import CosineSearch
+from service.engine.search.products import compiled_by_columns, compiled_serves, float32_dot_error
 from service.engine.search.queries import NeighborQuery
-from service.engine.search.rows import compiled_by_columns, compiled_serves, float32_dot_error
 from service.engine.tables.table import EmbeddingTable
 
 WIDTH = 48
@@ -39,7 +38,7 @@ def test_the_compiled_pass_is_built_and_runs_where_the_cpu_has_avx512() -> None:
     if platform.machine() == "x86_64" and "avx512f" in flags:
         assert dots.AVAILABLE and dots.SIMD == 512
     else:  # no AVX-512, or built without its x86 kernels: the pass stays with BLAS
-        assert not dots.AVAILABLE and not search_rows.compiled_runs()
+        assert not dots.AVAILABLE and not products.compiled_runs()
 
 
 compiled = pytest.mark.skipif(not dots.AVAILABLE, reason="no compiled pass on this CPU")
@@ -88,9 +87,9 @@ def test_it_serves_only_what_it_computes(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(threads, "compute_cap", 1)
     assert compiled_serves(two, table)
     # Only the batch sizes where it was measured to win: BLAS takes one direction and many.
-    widest = np.ones((search_rows.COMPILED_UNTIL, WIDTH), dtype=np.float32)
+    widest = np.ones((products.COMPILED_UNTIL, WIDTH), dtype=np.float32)
     assert not compiled_serves(two[:1], table) and not compiled_serves(widest, table)
-    assert compiled_serves(widest[: search_rows.COMPILED_FROM], table)
+    assert compiled_serves(widest[: products.COMPILED_FROM], table)
     assert compiled_serves(widest[:-1], table)
 
 
@@ -107,7 +106,7 @@ def test_neighbours_are_those_of_the_blas_pass(monkeypatch: pytest.MonkeyPatch) 
     search = CosineSearch(table)
     assert search.kernel.by_columns
     compiled = search.neighbors(queries)
-    monkeypatch.setattr(search_rows, "compiled_serves", lambda *_: False)
+    monkeypatch.setattr(kernels, "compiled_serves", lambda *_: False)
     blas = search.neighbors(queries)
     for mine, theirs in zip(compiled, blas, strict=True):
         assert mine.ids.tolist() == theirs.ids.tolist()
@@ -121,9 +120,15 @@ def test_search_kernel_blas_runs_no_compiled_step(monkeypatch: pytest.MonkeyPatc
     table = EmbeddingTable([f"w{i}" for i in range(300)], vectors)
     queries = [NeighborQuery(vector=vector, k=5) for vector in vectors[:8]]
     calls: list[str] = []
-    for name in ("compiled_by_columns", "compiled_candidates", "compiled_dots"):
-        step = getattr(search_rows, name)
-        monkeypatch.setattr(search_rows, name, partial(counted, calls, name, step))
+    # Each step patched where it is called: the kernel's pass, the selection, the rescoring.
+    callers = {
+        "compiled_by_columns": kernels,
+        "compiled_candidates": selection,
+        "compiled_dots": rescoring,
+    }
+    for name, caller in callers.items():
+        step = getattr(caller, name)
+        monkeypatch.setattr(caller, name, partial(counted, calls, name, step))
     library = CosineSearch(table, "blas").neighbors(queries)
     assert calls == []
     compiled = CosineSearch(table, "compiled").neighbors(queries)

@@ -14,8 +14,8 @@ from service.engine.loaders import load_table
 from service.engine.search import dots
 from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch
+from service.engine.search.products import compiled_by_columns, compiled_serves
 from service.engine.search.queries import NeighborQuery
-from service.engine.search.rows import compiled_by_columns, compiled_serves
 from service.engine.tables.prepared import open_prepared, write_prepared
 from service.engine.tables.table import EmbeddingTable
 from tests.conftest import SMALL_TOKENS, small_vectors

@@ -10,19 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from service.engine.indexes.recall import held_out_rows, queries_of
-from service.engine.search import cosine
-from service.engine.search import rows as search_rows
+from service.engine.search import cosine, rescoring
 from service.engine.search.approximate import IndexParameters, build_index
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import NeighborQuery, SearchOptions
-from service.engine.search.rows import (
+from service.engine.search.rescoring import (
     CHUNK,
     QUERY_CHUNK,
-    RowStore,
     rescore,
     rescore_batch,
     rescore_one,
 )
+from service.engine.search.store import RowStore
 from service.engine.tables.table import EmbeddingTable
 
 ROWS, WIDTH = 3000, 16
@@ -126,17 +125,17 @@ def test_a_large_batch_gathered_together_answers_as_each_query_alone(
     # budget at a time (never one query's beyond it); each answer is still its query's answer
     # alone, to the bit, and the row-major rows' answer (the numpy rescoring's gathers; the
     # compiled one reads the table in place: test_compiled_steps.py).
-    monkeypatch.setattr(search_rows, "GATHER_BUDGET", budget_rows * 4 * WIDTH)
-    monkeypatch.setattr(search_rows, "SHARING", sharing)
+    monkeypatch.setattr(rescoring, "GATHER_BUDGET", budget_rows * 4 * WIDTH)
+    monkeypatch.setattr(rescoring, "SHARING", sharing)
     most = budget_rows
     gathered: list[int] = []
-    original = search_rows._gathered
+    original = rescoring._gathered
 
-    def recorded(store: RowStore, positions: list[np.ndarray]) -> search_rows.Source:
+    def recorded(store: RowStore, positions: list[np.ndarray]) -> rescoring.Source:
         gathered.append(sum(len(p) for p in positions))
         return original(store, positions)
 
-    monkeypatch.setattr(search_rows, "_gathered", recorded)
+    monkeypatch.setattr(rescoring, "_gathered", recorded)
     rng = np.random.default_rng(budget_rows)
     store = STORES["by columns"]
     queries, positions = [], []

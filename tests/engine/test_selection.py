@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.engine.search.rows import GROUPS, candidate_rows
+from service.engine.search.selection import GROUPS, candidate_rows
 
 
 @settings(max_examples=80, deadline=None)

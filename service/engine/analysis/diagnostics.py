@@ -28,7 +28,7 @@ from service.engine.analysis.indicators import (
 )
 from service.engine.analysis.references import DEFAULT_DESCRIPTION, default_rows
 from service.engine.analysis.statistics import Correlation, spearman
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 from service.engine.tables.table import EmbeddingTable
 
 PERCENTILES = (1, 5, 25, 50, 75, 95, 99)

@@ -25,7 +25,7 @@ import numpy as np
 
 from service.engine.analysis.words import first_words
 from service.engine.errors import DimensionMismatch, InvalidQuery, ZeroVector
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 from service.engine.tables.pieces import PLAIN
 from service.engine.tables.table import EmbeddingTable
 

@@ -16,7 +16,7 @@ import numpy as np
 from service.engine.search.approximate import RECALL_ROWS, ApproximateIndex, held_out_count
 from service.engine.search.cosine import CosineSearch
 from service.engine.search.queries import NeighborQuery, SearchOptions
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 
 RECALL_QUERIES = RECALL_ROWS
 RECALL_K = 10

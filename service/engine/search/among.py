@@ -3,9 +3,9 @@
 A candidate set is small next to a table (at most max_among rows), so it is searched
 exhaustively whatever index the table has, in the same two steps as the full pass: the set's
 rows are scored in float32 by the table's kernel, every row within the kernel's slack of a
-query's depth-th best is kept (rows.py), and the candidates are rescored exactly in float64
-(rows.py). Exclusions and zero rows are masked as on the full pass, so the answer is the
-exact top k of the set's rows with a direction, minus the query's inputs, ties by row id.
+query's depth-th best is kept (selection.py), and the candidates are rescored exactly in
+float64 (rescoring.py). Exclusions and zero rows are masked as on the full pass, so the answer is
+the exact top k of the set's rows with a direction, minus the query's inputs, ties by row id.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from service.engine.search.kernels import SCORES_BUDGET, Kernel
 from service.engine.search.queries import Among
-from service.engine.search.rows import SCORES_BUDGET, Kernel, candidate_rows
+from service.engine.search.selection import candidate_rows
 from service.engine.tables.table import EmbeddingTable
 
 # Bytes of a set's float32 rows gathered at once (16 MB: 10,900 rows of 384, 1,000 of 4,096).

@@ -22,7 +22,7 @@ from service.engine.search.queries import (
     Plan,
     Term,
 )
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 from service.engine.search.terms import mean_directions
 
 

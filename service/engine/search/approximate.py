@@ -2,7 +2,7 @@
 table's unit rows.
 
 An approximate index only proposes candidates; the search rescores them exactly in float64 from
-the stored rows (rows.py), so every reported score is the true cosine. What an index can
+the stored rows (rescoring.py), so every reported score is the true cosine. What an index can
 cost is recall: a true neighbour it never proposes is missing from the answer (README,
 "Approximate search"). Label i of an index is row i of its table: every row is added, zero rows
 as zero vectors (rescoring drops them).
@@ -26,7 +26,7 @@ import numpy as np
 
 from service.engine.errors import InvalidQuery, LimitExceeded, TableLoadError
 from service.engine.search.queries import SearchOptions
-from service.engine.search.rows import RowStore
+from service.engine.search.store import RowStore
 
 IndexKind = Literal["exact", "hnsw", "hnswsq", "ivf", "ivfpq", "fastscan"]
 APPROXIMATE: tuple[IndexKind, ...] = ("hnsw", "hnswsq", "ivf", "ivfpq", "fastscan")

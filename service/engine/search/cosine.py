@@ -8,9 +8,9 @@ Zero rows (padding) have no direction, so they are left out of the index: they n
 cosine neighbours, and using one as a query raises ZeroVector.
 
 A search runs in two steps. Candidates come from one pass over the float32 rows for the whole
-batch (rows.py: the compiled pass of dots.c or a BLAS matrix product over the raw rows divided
+batch (kernels.py: the compiled pass of dots.c or a BLAS matrix product over the raw rows divided
 by their norms, or FAISS's exhaustive search over a unit copy); then each query's few
-candidates are rescored in float64 from the raw rows (rows.py). The reported scores are
+candidates are rescored in float64 from the raw rows (rescoring.py). The reported scores are
 therefore the true cosines, and a query's answer is the same whether it ran alone or in a batch
 of any size.
 """
@@ -27,6 +27,7 @@ from service.engine.search.among import among_candidates
 from service.engine.search.analogies import plan_analogies, plan_analogy
 from service.engine.search.approximate import ApproximateIndex
 from service.engine.search.cosmul import cosmul
+from service.engine.search.kernels import RESCORE_MARGIN, KernelName, make_kernel
 from service.engine.search.queries import (
     Among,
     AnalogyMethod,
@@ -38,7 +39,8 @@ from service.engine.search.queries import (
     SearchOptions,
     Term,
 )
-from service.engine.search.rows import RESCORE_MARGIN, KernelName, RowStore, make_kernel, rescore
+from service.engine.search.rescoring import rescore
+from service.engine.search.store import RowStore
 from service.engine.search.terms import SHARED_BATCH, candidates_by_terms, shares_terms
 from service.engine.tables.layout import row_norms
 from service.engine.tables.table import EmbeddingTable

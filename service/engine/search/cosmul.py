@@ -25,8 +25,9 @@ import numpy as np
 
 from service.engine.search import cosmul_given
 from service.engine.search.cosmul_given import COSMUL_EPSILON
+from service.engine.search.kernels import Kernel, rows_per_block
 from service.engine.search.queries import CosmulQuery, Neighbors
-from service.engine.search.rows import Kernel, RowStore, rows_per_block
+from service.engine.search.store import RowStore
 
 LOG_EPSILON = float(np.log(COSMUL_EPSILON))
 # Terms scored in one matrix product (more when one query alone has more).

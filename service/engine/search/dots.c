@@ -10,11 +10,12 @@
  * answers (docs/exact-pass.md: AVX2's tiles measured 0.77x BLAS over HTTP).
  *
  * Every score is one float32 FMA chain over k = 0..width-1 in order, then one multiplication by
- * the row's scale: the same bits whatever the batch or the tile, and within the bound rows.py's
- * float32_dot_error gives (a float32 dot product in any order).
+ * the row's scale: the same bits whatever the batch or the tile, and within the bound
+ * products.py's float32_dot_error gives (a float32 dot product in any order).
  *
- * After the pass, the two steps of rows.py that follow it: the candidates of each direction
- * (dots_candidates) and the rescoring's float64 sums in numpy's order (dots_rescore, below).
+ * After the pass, the two steps that follow it: the candidates of each direction
+ * (dots_candidates; selection.py's in numpy) and the rescoring's float64 sums in numpy's order
+ * (dots_rescore, below; rescoring.py's in numpy).
  *
  * Loaded with ctypes (dots.py): no Python API here. A CPU without AVX-512F gets 0 from
  * dots_simd and the service keeps BLAS and numpy for all three.
@@ -153,9 +154,9 @@ static AVX512 void strips512(const float *directions, int64_t count, int64_t wid
  * is at least the row's depth-th best minus slack[q] (compared in float64, as numpy compares a
  * float32 score with a float64 bound), in ascending order. The depth-th best comes from one
  * forward read of the row keeping its `depth` best in a heap; blocks of 32 scores none of which
- * beats the heap's least are passed over with four AVX2 compares. rows.py's candidate_rows does
- * the same in numpy (a bound from the best of each block of columns, a little lower, so a few
- * more candidates); the rescoring then gives the same answer from either. */
+ * beats the heap's least are passed over with four AVX2 compares. selection.py's candidate_rows
+ * does the same in numpy (a bound from the best of each block of columns, a little lower, so a
+ * few more candidates); the rescoring then gives the same answer from either. */
 
 #define BLOCK 32
 
@@ -346,8 +347,8 @@ static double pairwise_sum(const double *a, int64_t n)
 /* The rescoring's float64 dot products: sums[i] = the sum over c of
  * (double)rows[ids[i] * row_step + c * column_step] * directions[owner[i] * width + c], each
  * product rounded to float64 and the products summed as numpy sums a row (pairwise_sum): the
- * bits of rows.py's numpy rescoring. Rows are read RESCORED at a time, column by column (in a
- * table stored by columns each row is `width` places apart; ids in ascending order then read
+ * bits of rescoring.py's numpy rescoring. Rows are read RESCORED at a time, column by column (in
+ * a table stored by columns each row is `width` places apart; ids in ascending order then read
  * each column forward). Returns 0, or -1 when out of memory. */
 #define RESCORED 32
 /* Columns ahead each candidate's entry is prefetched. Measured on the default table, one thread,

@@ -4,18 +4,18 @@ BLAS's matrix product copies the whole table into its own panels on every call; 
 sizes a server forms that copy costs about as much as the products. dots.c reads the columns in
 place with AVX-512 (up to 7 directions in strips of 8 columns over every row, more a tile of 16
 rows at a time). It is built with the package (pyproject.toml's ext-modules) and loaded here
-with ctypes, once; rows.py's `compiled_by_columns` calls it for the batch sizes where it was
-measured to win (rows.COMPILED_FROM to rows.COMPILED_UNTIL directions; docs/exact-pass.md),
-unless this process capped its compute threads above one. Where it was not built (no C
-compiler) or the CPU has no AVX-512, AVAILABLE is False and the pass stays with BLAS.
+with ctypes, once; products.py's `compiled_by_columns` calls it for the batch sizes where it
+was measured to win (products.COMPILED_FROM to products.COMPILED_UNTIL directions;
+docs/exact-pass.md), unless this process capped its compute threads above one. Where it was not
+built (no C compiler) or the CPU has no AVX-512, AVAILABLE is False and the pass stays with BLAS.
 
 Each score is one float32 FMA chain in the order of the columns, times the row's scale: the same
 bits whatever else is in the batch.
 
 It also selects a pass's candidates (dots_candidates) and computes their float64 rescoring sums
-in numpy's order (dots_rescore): rows.py's compiled_candidates and compiled_dots, called outside
-the GIL, as the pass is, on the same CPUs (docs/exact-pass.md: over HTTP they are worth 1.20x
-req/s beside the pass).
+in numpy's order (dots_rescore): selection.py's compiled_candidates and rescoring.py's
+compiled_dots, called outside the GIL, as the pass is, on the same CPUs (docs/exact-pass.md: over
+HTTP they are worth 1.20x req/s beside the pass).
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ import numpy as np
 from service.engine.search import cosmul_given
 from service.engine.search.cosine import Plan
 from service.engine.search.cosmul_given import COSMUL_EPSILON
+from service.engine.search.kernels import Kernel, mask_rows
 from service.engine.search.queries import CosmulQuery
-from service.engine.search.rows import Kernel, RowStore, gather_rows, mask_rows
+from service.engine.search.store import RowStore, gather_rows
 
 # float64 rows held at once while rescoring given rows (341 rows of 384), as the rescoring's
 # chunks: its temporaries stay in the core's cache.

@@ -15,13 +15,10 @@ import numpy as np
 
 from service.engine.errors import InvalidQuery
 from service.engine.search.cosine import CosineSearch, per_search
+from service.engine.search.kernels import RESCORE_MARGIN, SCORES_BUDGET
+from service.engine.search.products import float32_dot_error
 from service.engine.search.queries import ScoreQuery, Scores
-from service.engine.search.rows import (
-    RESCORE_MARGIN,
-    SCORES_BUDGET,
-    candidate_rows,
-    float32_dot_error,
-)
+from service.engine.search.selection import candidate_rows
 
 # Logits of at most half float32's largest value cannot overflow in the float32 product.
 FLOAT32_SAFE = float(np.finfo(np.float32).max) / 2

@@ -16,16 +16,10 @@ from typing import cast
 import numpy as np
 
 from service.engine.errors import ZeroVector
+from service.engine.search.kernels import SCORES_BUDGET, Kernel, mask, mask_rows, with_always
 from service.engine.search.queries import AnalogyQuery, NeighborQuery, TermMix
-from service.engine.search.rows import (
-    SCORES_BUDGET,
-    Kernel,
-    RowStore,
-    candidate_rows,
-    mask,
-    mask_rows,
-    with_always,
-)
+from service.engine.search.selection import candidate_rows
+from service.engine.search.store import RowStore
 
 # Worth it only for batches of at least this many queries (the search asks no smaller one)...
 SHARED_BATCH = 8
