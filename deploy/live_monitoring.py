@@ -144,6 +144,20 @@ def wait_until_target_up(prometheus: str, job: str, seconds: float) -> str:
     return next(t["scrapeUrl"] for t in target_health(prometheus, job) if t["health"] == "up")
 
 
+def wait_until_targets_up(prometheus: str, job: str, count: int, seconds: float) -> list[str]:
+    """Until `count` targets of `job` are up (one a replica); their URLs."""
+
+    def up() -> list[str]:
+        return [t["scrapeUrl"] for t in target_health(prometheus, job) if t["health"] == "up"]
+
+    wait_until(
+        lambda: len(up()) >= count,
+        seconds,
+        lambda: f"{len(up())} of {count} targets of job {job} up after {seconds:.0f}s",
+    )
+    return up()
+
+
 def wait_until_scraped(prometheus: str, job: str, requests: int, seconds: float) -> float:
     """Until Prometheus holds the load's counters; the Unix time of the sample that does."""
     expr = f'sum(embedding_service_http_requests_total{{job="{job}"}})'

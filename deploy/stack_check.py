@@ -2,9 +2,11 @@
 
     python -m deploy.stack_check --service http://127.0.0.1:8000 --prometheus http://127.0.0.1:9090
 
-The Prometheus target is up; after a short load with a few 404s every dashboard panel's query
-returns data (with $job and $__rate_interval resolved as Grafana resolves them) and every
-alert rule is loaded and healthy; each --table is served and its rows reach Prometheus.
+The service is the proxy in front of --replicas replicas. Prometheus has every replica and the
+proxy up, and the proxy has every replica up; after a short load with a few 404s every replica
+answered part of it, every dashboard panel's query returns data (with $job and
+$__rate_interval resolved as Grafana resolves them) and every alert rule is loaded and healthy;
+each --table is served and its rows reach Prometheus.
 Exits 1 if any check fails, 2 if the target never came up (nothing else can be checked).
 """
 
@@ -28,12 +30,15 @@ from deploy.live_monitoring import (
     instant_query,
     parse_seconds,
     send_load,
+    wait_until,
     wait_until_rules_evaluated,
     wait_until_scraped,
     wait_until_target_up,
+    wait_until_targets_up,
 )
 
 LOAD_ROUNDS = 4
+PROXY_JOB = "haproxy"
 
 
 class Report:
@@ -98,15 +103,40 @@ def check_table(service: str, prometheus: str, table: str, job: str) -> str:
     return f"{facts['rows']} x {facts['width']} from {facts['source']}, rows in Prometheus"
 
 
-def run(service: str, prometheus: str, tables: list[str], report: Report) -> int:
-    target = f"Prometheus target of job {JOB}"
-    if not report.check(target, lambda: f"{wait_until_target_up(prometheus, JOB, 30)} is up"):
+def check_replicas_up(prometheus: str, replicas: int) -> str:
+    """Prometheus scrapes every replica and the proxy; the proxy has every replica up."""
+    urls = wait_until_targets_up(prometheus, JOB, replicas, 60)
+    proxy = wait_until_target_up(prometheus, PROXY_JOB, 30)
+    expr = 'haproxy_backend_active_servers{proxy="replicas"}'
+    servers: list[float] = []
+
+    def all_up() -> bool:
+        servers[:] = finite_values(instant_query(prometheus, expr))
+        return servers == [float(replicas)]
+
+    wait_until(all_up, 30, lambda: f"the proxy has {servers} of {replicas} replicas up")
+    return f"{', '.join(urls)} up, the proxy ({proxy}) with {replicas} replicas up"
+
+
+def check_every_replica_answered(prometheus: str, replicas: int, at: float) -> str:
+    """Each replica counted part of the load (the proxy spread it)."""
+    expr = f'sum by (instance) (embedding_service_http_requests_total{{job="{JOB}"}})'
+    counts = finite_values(instant_query(prometheus, expr, at))
+    if len(counts) != replicas or min(counts) <= 0:
+        raise CheckFailed(f"requests by replica: {counts}, expected {replicas} replicas")
+    return "requests by replica: " + ", ".join(f"{count:.0f}" for count in counts)
+
+
+def run(service: str, prometheus: str, tables: list[str], replicas: int, report: Report) -> int:
+    target = f"Prometheus targets of jobs {JOB} and {PROXY_JOB}"
+    if not report.check(target, lambda: check_replicas_up(prometheus, replicas)):
         return 2
     for table in tables:
         report.check(f"table {table}", lambda t=table: check_table(service, prometheus, t, JOB))
     statuses: dict[int, int] = {}
     if report.check("load", lambda: check_load(service, statuses)):
         at = wait_until_scraped(prometheus, JOB, sum(statuses.values()), 30)
+        report.check("load spread", lambda: check_every_replica_answered(prometheus, replicas, at))
         variables = {"$job": grafana_job(prometheus), "$__rate_interval": grafana_rate_interval()}
         report.check(
             "dashboard variables", lambda: ", ".join(f"{k}={v}" for k, v in variables.items())
@@ -123,10 +153,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--service", required=True, help="the service's base URL")
     parser.add_argument("--prometheus", required=True, help="Prometheus's base URL")
     parser.add_argument("--table", action="append", default=[], help="a table that must be served")
+    parser.add_argument("--replicas", type=int, default=2, help="replicas behind the proxy (2)")
     args = parser.parse_args(argv)
     report = Report()
+    service, prometheus = args.service.rstrip("/"), args.prometheus.rstrip("/")
     try:
-        return run(args.service.rstrip("/"), args.prometheus.rstrip("/"), args.table, report)
+        return run(service, prometheus, args.table, args.replicas, report)
     except (CheckFailed, OSError) as error:
         print(f"FAIL  {error}", flush=True)
         return 1

@@ -67,6 +67,10 @@ NOT_RUN = {
         "files with podman-compose"
     ),
     ("docs/deployment.md", "docker compose"): "as above: scripts/compose-smoke",
+    ("docs/deployment.md", "scripts/replicas"): (
+        "runs in the foreground until SIGTERM: tests/deploy/test_replicas.py runs it, kills a "
+        "replica under load and rolls a table out"
+    ),
     ("docs/deployment.md", "kubectl apply -k deploy/k8s"): (
         "no cluster here: tests/deploy/ validate the manifests and the image they name"
     ),

@@ -18,6 +18,7 @@ from service.engine.indexes.building import Indexing
 from service.engine.search.approximate import IndexParameters
 from service.engine.search.cosine import CosineSearch, KernelName
 from service.engine.tables.checkpoints import Versions
+from service.engine.tables.prepared import fingerprint
 from service.engine.tables.table import EmbeddingTable
 from service.engine.tables.text import TextTokenizer, text_tokenizer
 
@@ -48,6 +49,10 @@ class ServedTable:
     views: CheckpointViews = field(init=False, repr=False, compare=False)
     # How far training moved the rows, per checkpoint: computed on first use, kept per load.
     training: TrainingSummary = field(init=False, repr=False, compare=False)
+    # What names its content, alike in every process that loaded the same rows and tokens
+    # (replicas behind a proxy), another once they change: computed here, on the loading
+    # thread (tens of milliseconds for millions of rows), not by a first query.
+    version: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.indexing is None:
@@ -60,6 +65,7 @@ class ServedTable:
         object.__setattr__(self, "versions", Versions(self.table, self.name))
         object.__setattr__(self, "views", CheckpointViews(self))
         object.__setattr__(self, "training", TrainingSummary(self.versions))
+        object.__setattr__(self, "version", fingerprint(self.table))
 
     def at(self, checkpoint: int, keep: int = 1) -> ServedTable:
         """This table at one of its checkpoints: itself for the last; else a view with its own

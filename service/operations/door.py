@@ -87,9 +87,14 @@ async def answer(
         answered = await respond(operation, query, context)
     except EngineError as error:
         return encode(error)
-    return Encoded(
-        200, [(b"content-type", JSON), (b"content-length", b"%d" % len(answered))], answered
-    )
+    headers = [
+        (b"content-type", JSON),
+        (b"content-length", b"%d" % len(answered)),
+        # Which content answered: behind a proxy, replicas may serve two versions of a table
+        # while it is updated one replica at a time (docs/operations.md, "Updating a table").
+        (b"table-version", context.served.version.encode()),
+    ]
+    return Encoded(200, headers, answered)
 
 
 def parse_json(body: bytes, content_type: str, most_values: int) -> Any:

@@ -90,6 +90,11 @@ class TableInfo(Strict):
     source: str
     loaded_at: datetime
     load_seconds: float
+    version: str = Field(
+        description="What names the table's content (its shape and checksums of its tokens and "
+        "rows' norms): the same in every replica serving the same rows, another once they "
+        "change. Every query's answer carries it in its Table-Version header."
+    )
     metadata_columns: list[str]
     case_insensitive: bool
     checkpoints: list[CheckpointInfo] = Field(

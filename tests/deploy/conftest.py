@@ -21,6 +21,8 @@ TOOL_SOURCES = {
     "kubernetes-validate": "pip install -e '.[test]'",
     "promtool": "scripts/install-system-deps (Debian package prometheus)",
     "prometheus": "scripts/install-system-deps (Debian package prometheus)",
+    "haproxy": "scripts/install-system-deps (Debian package haproxy)",
+    "wrk": "scripts/install-system-deps (Debian package wrk)",
 }
 
 

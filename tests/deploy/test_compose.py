@@ -82,11 +82,14 @@ def test_mounted_configuration_exists(services: dict[str, Any]) -> None:
                 assert (REPO / source).exists(), f"{source} is mounted but missing"
 
 
-def test_prometheus_scrapes_the_compose_service(services: dict[str, Any]) -> None:
+def test_prometheus_scrapes_every_replica_and_the_proxy(services: dict[str, Any]) -> None:
     config = load_yaml(DEPLOY / "prometheus" / "prometheus.yml")
-    job = next(j for j in config["scrape_configs"] if j["job_name"] == "embedding-service")
-    port = published(services["embedding-service"]["ports"][0], {})[2]
-    assert job["static_configs"][0]["targets"] == [f"embedding-service:{port}"]
+    jobs = {job["job_name"]: job for job in config["scrape_configs"]}
+    replicas = jobs["embedding-service"]["dns_sd_configs"][0]
+    assert replicas["names"] == ["embedding-service"] and replicas["port"] == 8000
+    assert "ports" not in services["embedding-service"]  # the proxy is the way in
+    metrics_port = published(services["proxy"]["ports"][1], {})[2]
+    assert jobs["haproxy"]["static_configs"][0]["targets"] == [f"proxy:{metrics_port}"]
 
 
 def test_grafana_datasource_points_at_the_compose_prometheus() -> None:
@@ -107,7 +110,7 @@ def test_interpolation_follows_compose() -> None:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ["embedding-service", "prometheus", "grafana"])
+@pytest.mark.parametrize("name", ["proxy", "prometheus", "grafana"])
 def test_ports_are_published_on_loopback_by_default(services: dict[str, Any], name: str) -> None:
     env = {"GRAFANA_ADMIN_PASSWORD": "secret"}
     for port in services[name]["ports"]:
@@ -141,8 +144,7 @@ def test_every_compose_variable_is_documented() -> None:
             assert f"`{name}" in readme, f"{path.name} reads {name}, which README.md never names"
 
 
-def test_standins_override_swaps_only_the_prometheus_image() -> None:
-    override = load_yaml(STANDINS)
-    assert override == {
-        "services": {"prometheus": {"image": override["services"]["prometheus"]["image"]}}
-    }
+def test_standins_override_swaps_only_the_prometheus_and_proxy_images() -> None:
+    services = load_yaml(STANDINS)["services"]
+    assert set(services) == {"prometheus", "proxy"}
+    assert all(list(service) == ["image"] for service in services.values())

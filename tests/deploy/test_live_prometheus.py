@@ -1,4 +1,5 @@
-"""A real Prometheus scrapes a real service under load; every dashboard and alert query runs.
+"""A real Prometheus scrapes real replicas behind HAProxy under load; every dashboard and
+alert query runs.
 
 Each dashboard panel's query must return data (at least one finite value), each alert
 expression must execute and its rule evaluate without error, and every metric they name must
@@ -30,8 +31,9 @@ from deploy.live_monitoring import (
     wait_until_scraped,
     wait_until_target_up,
 )
-from harness.server import forget, free_port, start_server
+from harness.server import free_port
 from tests.deploy.conftest import DEPLOY, tool
+from tests.deploy.replica_set import ReplicaSet, running_replicas
 
 pytestmark = pytest.mark.slow
 
@@ -76,26 +78,34 @@ def stop(process: subprocess.Popen[str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def service() -> Iterator[str]:
-    """`python -m service serve` on the default table, on a free loopback port."""
-    process, base = start_server()
-    try:
-        yield base
-    finally:
-        stop(process)
-        forget(process)
+def replica_set(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplicaSet]:
+    """scripts/replicas: two replicas of the default tables behind HAProxy, on free ports."""
+    tool("haproxy")
+    with running_replicas(tmp_path_factory.mktemp("replicas")) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
-def prometheus(service: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Debian's Prometheus scraping the service every second, with the alert rules loaded."""
+def service(replica_set: ReplicaSet) -> str:
+    """The proxy's address: the load goes through it, as users' requests do."""
+    return replica_set.base
+
+
+@pytest.fixture(scope="module")
+def prometheus(replica_set: ReplicaSet, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's Prometheus scraping every replica and the proxy every second, with the alert
+    rules loaded."""
     binary = tool("prometheus")
     folder = tmp_path_factory.mktemp("prometheus")
-    target = service.removeprefix("http://")
+    replicas = [f"127.0.0.1:{port}" for port in replica_set.replica_ports()]
+    proxy = f"127.0.0.1:{replica_set.metrics_port}"
     config = {
         "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
         "rule_files": [str(DEPLOY / "prometheus" / "alerts.yml")],
-        "scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": [target]}]}],
+        "scrape_configs": [
+            {"job_name": JOB, "static_configs": [{"targets": replicas}]},
+            {"job_name": stack_check.PROXY_JOB, "static_configs": [{"targets": [proxy]}]},
+        ],
     }
     (folder / "prometheus.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
     port = free_port()
@@ -199,7 +209,7 @@ def test_compose_smoke_checks_pass_here(
     service: str, prometheus: str, loaded: dict[int, int], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """scripts/compose-smoke's checks (deploy/stack_check.py), against this Prometheus."""
-    code = stack_check.run(service, prometheus, ["minilm"], stack_check.Report())
+    code = stack_check.run(service, prometheus, ["minilm"], 2, stack_check.Report())
     lines = capsys.readouterr().out.splitlines()
     assert code == 0, "\n".join(lines)
     panels = [line for line in lines if line.startswith("ok    panel ")]

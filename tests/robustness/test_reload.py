@@ -79,6 +79,26 @@ def test_a_reload_serves_the_new_file_not_cached_answers(
         assert (before, nearest(client)) == ("King", "apple")
 
 
+def test_the_table_version_names_the_content_not_the_load(
+    make_client: AppFactory, table_path: Path
+) -> None:
+    def versions(client: TestClient) -> set[str]:
+        answer = client.post("/v1/tables/small/neighbors", json=QUERY)
+        return {answer.headers["table-version"], client.get("/v1/tables/small").json()["version"]}
+
+    with make_client(admin_key="admin-key") as client:
+        (first,) = versions(client)
+        assert client.post(RELOAD, headers=ADMIN).status_code == 200
+        assert versions(client) == {first}  # the same rows loaded again: the same version
+        vectors = small_vectors()
+        vectors[6] = vectors[6] * 1.5  # one row changed (its norm with it)
+        write_table(table_path.parent, vectors)
+        assert client.post(RELOAD, headers=ADMIN).status_code == 200
+        (second,) = versions(client)
+    with make_client(admin_key="admin-key") as client:  # another process of the same files
+        assert versions(client) == {second} != {first}
+
+
 def test_a_corrupt_file_fails_clearly_and_the_old_table_keeps_serving(
     make_client: AppFactory, table_path: Path
 ) -> None:

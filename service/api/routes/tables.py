@@ -55,6 +55,7 @@ def describe(served: ServedTable) -> TableInfo:
         source=table.source,
         loaded_at=served.loaded_at,
         load_seconds=served.load_seconds,
+        version=served.version,
         metadata_columns=list(table.metadata),
         case_insensitive=served.case_insensitive,
         checkpoints=[CheckpointInfo(**served.versions.describe(i)) for i in range(versions.count)],
