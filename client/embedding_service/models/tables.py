@@ -53,5 +53,8 @@ class TableInfo:
     case_insensitive: bool
     checkpoints: list[Checkpoint]
     head: str = "tied"
+    # Names the rows served (every replica serving them says the same); answers carry it in
+    # their Table-Version header.
+    version: str = ""
     model: dict[str, Any] | None = None
     embedding: dict[str, Any] | None = None
