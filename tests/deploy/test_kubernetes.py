@@ -1,21 +1,40 @@
-"""The Kubernetes manifests: valid for the API, complete in the kustomization, consistent."""
+"""The Kubernetes manifests: valid for the API, complete in the kustomization, consistent
+with the service they deploy (its metrics) and with deploy/haproxy."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+import yaml
 
+from service.config import Settings
+from service.metrics import IN_FLIGHT
 from tests.deploy.conftest import DEPLOY, load_yaml, run_tool
 
 K8S = DEPLOY / "k8s"
 MANIFESTS = sorted(path for path in K8S.glob("*.yaml") if path.name != "kustomization.yaml")
+# Validated with the others, but applied to the adapter's namespace, not by the kustomization.
+ADAPTER_RULES = K8S / "prometheus-adapter-rules.yaml"
+APPLIED = [path for path in MANIFESTS if path != ADAPTER_RULES]
+# The name the service exports its in-flight gauge under.
+(IN_FLIGHT_NAME,) = [metric.name for metric in IN_FLIGHT.describe()]
 
 
-def manifest(kind: str) -> dict[str, Any]:
-    """The one manifest of a kind."""
-    (found,) = [m for m in map(load_yaml, MANIFESTS) if m["kind"] == kind]
+def manifest(kind: str, name: str = "embedding-service") -> dict[str, Any]:
+    """The one applied manifest of a kind and name."""
+    (found,) = [
+        m for m in map(load_yaml, APPLIED) if (m["kind"], m["metadata"]["name"]) == (kind, name)
+    ]
     return found
+
+
+def proxy_default(variable: str) -> str:
+    """The default haproxy.cfg gives a bound: `${VARIABLE-default}`."""
+    config = (DEPLOY / "haproxy" / "haproxy.cfg").read_text(encoding="utf-8")
+    (default,) = set(re.findall(rf"\$\{{{variable}-([^}}]+)\}}", config))
+    return default
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +52,9 @@ def test_manifests_validate_strictly_against_the_kubernetes_schemas() -> None:
     run_tool("kubernetes-validate", "--strict", *MANIFESTS)
 
 
-def test_kustomization_lists_every_manifest() -> None:
+def test_kustomization_lists_every_manifest_but_the_adapters() -> None:
     kustomization = load_yaml(K8S / "kustomization.yaml")
-    assert sorted(kustomization["resources"]) == [path.name for path in MANIFESTS]
+    assert sorted(kustomization["resources"]) == [path.name for path in APPLIED]
     assert (
         kustomization["images"][0]["name"]
         == manifest("Deployment")["spec"]["template"]["spec"]["containers"][0]["image"]
@@ -81,3 +100,37 @@ def test_service_hpa_and_pdb_target_the_deployment(
         "Deployment",
         manifest("Deployment")["metadata"]["name"],
     )
+
+
+def test_hpa_scales_on_requests_in_flight_with_cpu_as_fallback() -> None:
+    metrics = manifest("HorizontalPodAutoscaler")["spec"]["metrics"]
+    by_type = {metric["type"]: metric for metric in metrics}
+    assert set(by_type) == {"Pods", "Resource"}
+    pods = by_type["Pods"]["pods"]
+    assert pods["metric"]["name"] == IN_FLIGHT_NAME
+    assert pods["target"]["type"] == "AverageValue"
+    assert by_type["Resource"]["resource"]["name"] == "cpu"
+
+
+def test_in_flight_target_is_below_what_a_replica_is_sent_and_takes() -> None:
+    # Above the proxy's REPLICA_MAXCONN the gauge could never reach it (the proxy queues the
+    # rest); above max_in_flight the replica sheds before the HPA would act.
+    metrics = manifest("HorizontalPodAutoscaler")["spec"]["metrics"]
+    (target,) = [m["pods"]["target"]["averageValue"] for m in metrics if m["type"] == "Pods"]
+    assert 0 < int(target) < int(proxy_default("REPLICA_MAXCONN"))
+    assert int(target) < Settings.model_fields["max_in_flight"].default
+
+
+def test_adapter_rule_exposes_the_metric_by_namespace_and_pod() -> None:
+    config_map = load_yaml(ADAPTER_RULES)
+    (rule,) = yaml.safe_load(config_map["data"]["config.yaml"])["rules"]
+    name = IN_FLIGHT_NAME
+    assert rule["seriesQuery"].startswith(name + "{")
+    assert re.fullmatch(rule["name"]["matches"], name)
+    assert rule["name"]["as"] == name
+    assert rule["resources"]["overrides"] == {
+        "namespace": {"resource": "namespace"},
+        "pod": {"resource": "pod"},
+    }
+    assert "<<.LabelMatchers>>" in rule["metricsQuery"]
+    assert "<<.GroupBy>>" in rule["metricsQuery"]
