@@ -1,5 +1,5 @@
 """The Kubernetes manifests: valid for the API, complete in the kustomization, consistent
-with the service they deploy (its metrics) and with deploy/haproxy."""
+with the service they deploy (its metrics, its routes) and with deploy/haproxy."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from fastapi.testclient import TestClient
 
 from service.config import Settings
 from service.metrics import IN_FLIGHT
@@ -18,6 +19,7 @@ MANIFESTS = sorted(path for path in K8S.glob("*.yaml") if path.name != "kustomiz
 # Validated with the others, but applied to the adapter's namespace, not by the kustomization.
 ADAPTER_RULES = K8S / "prometheus-adapter-rules.yaml"
 APPLIED = [path for path in MANIFESTS if path != ADAPTER_RULES]
+PROXY_CONFIGS = ("haproxy.cfg", "dns.cfg")
 # The name the service exports its in-flight gauge under.
 (IN_FLIGHT_NAME,) = [metric.name for metric in IN_FLIGHT.describe()]
 
@@ -28,6 +30,11 @@ def manifest(kind: str, name: str = "embedding-service") -> dict[str, Any]:
         m for m in map(load_yaml, APPLIED) if (m["kind"], m["metadata"]["name"]) == (kind, name)
     ]
     return found
+
+
+def env_of(container: dict[str, Any]) -> dict[str, str]:
+    """A container's plain environment values."""
+    return {env["name"]: env["value"] for env in container["env"] if "value" in env}
 
 
 def proxy_default(variable: str) -> str:
@@ -134,3 +141,54 @@ def test_adapter_rule_exposes_the_metric_by_namespace_and_pod() -> None:
     }
     assert "<<.LabelMatchers>>" in rule["metricsQuery"]
     assert "<<.GroupBy>>" in rule["metricsQuery"]
+
+
+def test_proxy_configuration_is_deploy_haproxys() -> None:
+    # kustomize reads no file outside deploy/k8s, so the proxy's ConfigMap is built from copies.
+    for name in PROXY_CONFIGS:
+        copy = (K8S / "haproxy" / name).read_text(encoding="utf-8")
+        original = (DEPLOY / "haproxy" / name).read_text(encoding="utf-8")
+        assert copy == original, f"deploy/k8s/haproxy/{name} differs: cp deploy/haproxy/{name}"
+    (generator,) = load_yaml(K8S / "kustomization.yaml")["configMapGenerator"]
+    assert sorted(generator["files"]) == sorted(f"haproxy/{name}" for name in PROXY_CONFIGS)
+    proxy = manifest("Deployment", "embedding-service-proxy")["spec"]["template"]["spec"]
+    (volume,) = proxy["volumes"]
+    assert volume["configMap"]["name"] == generator["name"]
+    command = proxy["containers"][0]["command"]
+    (mount,) = proxy["containers"][0]["volumeMounts"]
+    assert [arg for arg in command if arg.startswith("/")] == [
+        f"{mount['mountPath']}/{name}" for name in PROXY_CONFIGS
+    ]
+
+
+def test_proxy_finds_every_replica_through_the_headless_service(pod: dict[str, Any]) -> None:
+    replicas = manifest("Service", "embedding-service-replicas")["spec"]
+    assert replicas["clusterIP"] == "None"
+    assert replicas["selector"].items() <= pod["metadata"]["labels"].items()
+    proxy_pod = manifest("Deployment", "embedding-service-proxy")["spec"]["template"]
+    # The proxy's own pods must not be taken for replicas (Services, PDB, HPA).
+    assert not replicas["selector"].items() <= proxy_pod["metadata"]["labels"].items()
+    env = env_of(proxy_pod["spec"]["containers"][0])
+    assert env["REPLICA_HOST"].startswith("embedding-service-replicas.")
+    assert env["REPLICA_PORT"] == str(replicas["ports"][0]["port"])
+    assert int(env["REPLICA_SLOTS"]) >= manifest("HorizontalPodAutoscaler")["spec"]["maxReplicas"]
+    assert env["PROXY_BIND"] == "0.0.0.0"
+    service = manifest("Service", "embedding-service-proxy")["spec"]
+    assert service["selector"].items() <= proxy_pod["metadata"]["labels"].items()
+    ports = {
+        port["name"]: port["containerPort"] for port in proxy_pod["spec"]["containers"][0]["ports"]
+    }
+    assert ports[service["ports"][0]["targetPort"]] == int(env["PROXY_PORT"])
+
+
+def test_proxy_health_check_is_the_apps_readiness(client: TestClient) -> None:
+    config = (K8S / "haproxy" / "haproxy.cfg").read_text(encoding="utf-8")
+    (path,) = re.findall(r"^\s*option httpchk GET (\S+)$", config, re.MULTILINE)
+    assert client.get(path).status_code == 200
+    proxy = manifest("Deployment", "embedding-service-proxy")["spec"]["template"]["spec"]
+    probe = proxy["containers"][0]["readinessProbe"]["httpGet"]
+    metrics_port = {p["name"]: p["containerPort"] for p in proxy["containers"][0]["ports"]}
+    assert (probe["path"], metrics_port[probe["port"]]) == (
+        "/healthz",
+        int(proxy_default("PROXY_METRICS_PORT")),
+    )
