@@ -10,12 +10,11 @@ import logging
 import signal
 import socket
 from collections.abc import Callable
-from typing import Any
 
 import uvicorn
 
 from service.api.app import create_app
-from service.config import load_settings
+from service.config import Settings, load_settings
 from service.loading.registry import Registry
 from service.loading.tables import load_all, start_diagnoses
 from service.runtime.heap import limit_arenas
@@ -70,7 +69,7 @@ def serve(args: argparse.Namespace) -> int:
     return _run_server(settings, registry, sock, announce, loading(registry, settings, args))
 
 
-def loading(registry: Registry, settings: Any, args: argparse.Namespace) -> Callable[[], None]:
+def loading(registry: Registry, settings: Settings, args: argparse.Namespace) -> Callable[[], None]:
     """What the server runs on a thread once it serves: load every table (a bad file stops it),
     tell the supervisor, start the diagnostics the lifespan had no table for."""
 
@@ -108,8 +107,8 @@ def listening_socket(host: str, port: int, backlog: int = 2048) -> socket.socket
     return sock
 
 
-def _listen(host: str, port: int) -> Any:
-
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket on host:port; ValueError (one line) when it cannot be had."""
     try:
         return listening_socket(host, port)
     except OSError as error:
@@ -117,9 +116,9 @@ def _listen(host: str, port: int) -> Any:
 
 
 def _run_server(
-    settings: Any,
-    registry: Any,
-    sock: Any,
+    settings: Settings,
+    registry: Registry,
+    sock: socket.socket,
     announce: bool,
     load: Callable[[], None] | None = None,
 ) -> int:
