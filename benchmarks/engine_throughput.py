@@ -27,9 +27,10 @@ candidates, the exact float64 rescoring) over the same table, as it would be ser
 dots.c's AVX2 kernels, and its pass alone with numpy's steps, were measured beside these at
 commit 3dbe404 (a worktree there builds them): docs/exact-pass.md has both runs.
 
-The candidates take turns one batch at a time at each batch size (the same queries, the order
-rotating every turn), in `--rounds` rounds; the median round is printed, and each ratio is the
-median of the rounds' own ratios (both sides measured in the same round), so a drift of a
+The candidates take turns at each batch size (each turn WARM_SECONDS of untimed batches, then
+TURN_SECONDS of timed ones, as the server's search thread runs one pass batch after batch; the
+order shuffled every time), in `--rounds` rounds; the median round is printed, and each ratio
+is the median of the rounds' own ratios (both sides measured in the same round), so a drift of a
 shared machine's speed touches every candidate alike. "served" is the candidate the service's
 default settings run. With --check R the script exits 1 when served is below R times the best
 candidate at any batch size: a ratio in one run, never an absolute time, and never in the test
@@ -44,8 +45,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import faiss
@@ -142,25 +145,69 @@ def planned(search: CosineSearch, rows: np.ndarray) -> list[Plan]:
     return [search.plan(NeighborQuery(vectors[r], 10, frozenset({int(r)}))) for r in rows]
 
 
+# Each turn, a candidate runs batch after batch, as the server's search thread does: for
+# WARM_SECONDS untimed (at least one batch), bringing back its own state after another
+# candidate's (its rows in the caches, its buffers in the allocator), then for TURN_SECONDS
+# timed (at least one batch). Turns of one timed batch each, in a fixed rotation, had compiled
+# at 0.85-0.88x blas columns at 8-32 directions with eight candidates, where it ran 1.05-1.65x
+# head to head and over HTTP: its pass reaches its speed only after a few batches over the same
+# rows, BLAS's streaming from the first (docs/exact-pass.md, 2026-12-06). The order of the
+# turns is shuffled anew every time.
+WARM_SECONDS = 0.03
+TURN_SECONDS = 0.06
+
+
+def evictor(mib: int) -> Callable[[], None]:
+    """A call that reads and writes `mib` MiB (untimed), so that the next batch finds none of
+    the table in the CPU's caches: a table larger than the last-level cache, or a neighbour
+    that uses it. Does nothing for 0."""
+    if not mib:
+        return lambda: None
+    sweep = np.ones(mib * 2**20 // 8)
+
+    def evict() -> None:
+        sweep[::8] += 1.0  # one write per 64-byte line
+
+    return evict
+
+
 def turns_per_second(
-    by_name: dict[str, Candidate], queries: dict[str, list[Plan]], batch: int, seconds: float
+    by_name: dict[str, Candidate],
+    queries: dict[str, list[Plan]],
+    batch: int,
+    seconds: float,
+    evict: Callable[[], None],
 ) -> dict[str, float]:
     """Planned queries answered per second by each candidate in batches of `batch`, taking
-    turns one batch at a time (the same batch, the order rotating every turn) until each has
-    run for `seconds`."""
+    turns (the order shuffled every time; see WARM_SECONDS) until each has run for `seconds`
+    timed; `evict` runs before every timed batch."""
     names = list(by_name)
     spent, done = dict.fromkeys(names, 0.0), dict.fromkeys(names, 0)
-    position, turn = 0, 0
+    plans = len(queries[names[0]])
+    position = 0
+    shuffled = random.Random(batch)
+
+    def chunk(name: str) -> list[Plan]:
+        nonlocal position
+        position = (position + batch) % (plans - batch)
+        return queries[name][position : position + batch]
+
     while min(spent.values()) < seconds:
-        for name in names[turn % len(names) :] + names[: turn % len(names)]:
-            chunk = queries[name][position : position + batch]
+        for name in shuffled.sample(names, len(names)):
+            search = by_name[name].search
             by_name[name].configure()
-            started = time.perf_counter()
-            by_name[name].search.search(chunk)
-            spent[name] += time.perf_counter() - started
-            done[name] += len(chunk)
-        position = (position + batch) % (len(queries[names[0]]) - batch)
-        turn += 1
+            until = time.perf_counter() + WARM_SECONDS
+            search.search(chunk(name))
+            while time.perf_counter() < until:
+                search.search(chunk(name))
+            timed = 0.0
+            while timed < TURN_SECONDS:
+                evict()
+                started = time.perf_counter()
+                search.search(chunk(name))
+                timed += time.perf_counter() - started
+                done[name] += batch
+            spent[name] += timed
     return {name: done[name] / spent[name] for name in names}
 
 
@@ -188,9 +235,11 @@ def measure(
     """Every round's rate of every (candidate, batch)."""
     queries = {name: planned(candidate.search, rows) for name, candidate in by_name.items()}
     rounds: dict[tuple[str, int], list[float]] = {}
+    evict = evictor(args.evict_mib)
     for _ in range(args.rounds):
         for batch in args.batch:
-            for name, rate in turns_per_second(by_name, queries, batch, args.seconds).items():
+            rates = turns_per_second(by_name, queries, batch, args.seconds, evict)
+            for name, rate in rates.items():
                 rounds.setdefault((name, batch), []).append(rate)
     return rounds
 
@@ -215,6 +264,9 @@ def main() -> int:
     parser.add_argument("--blas-from", type=int, nargs="+", default=[BLAS_FROM],
                         help="FAISS by BLAS from this many directions (candidates)")  # fmt: skip
     parser.add_argument("--only", nargs="+", help="measure only these candidates (and served)")
+    parser.add_argument("--evict-mib", type=int, default=0,
+                        help="MiB written before every timed batch (past the last-level cache: "
+                        "a table that does not fit in it)")  # fmt: skip
     parser.add_argument("--check", type=float, help="exit 1 if served < CHECK x the best")
     parser.add_argument("--without-avx512", action="store_true",
                         help="the compiled pass off, as on a CPU without AVX-512")  # fmt: skip
