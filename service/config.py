@@ -672,7 +672,9 @@ class Settings(BaseSettings):
         "so a client that writes thousands of requests at once holds at most this many, plus "
         "what one 512-byte piece of its last read holds (about 14 of the smallest). Each is "
         "parsed before it waits: a client that writes a pile and hangs up leaves that much "
-        "parsing done for nothing.",
+        "parsing done for nothing. While connections wait to be accepted, a connection that "
+        "pipelines past the bound gets only the answer in progress, then is closed, the "
+        "requests behind it dropped (a pipelining client retries them).",
     )
     max_queue: int = Field(
         1024,

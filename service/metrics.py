@@ -51,7 +51,7 @@ CONNECTIONS_CLOSED = Counter(
     f"{PREFIX}_connections_closed_total",
     "Connections the server closed to protect itself, by reason: headers_too_large, "
     "bad_framing (chunk lines or trailers), header_timeout, body_timeout, connection_limit, "
-    "send_timeout, stalled_limit.",
+    "send_timeout, stalled_limit, pipelined_while_crowded.",
     ["reason"],
 )
 # Every reason exported from the start (at 0), so a rate exists before the first closure.
@@ -64,6 +64,7 @@ for _reason in (
     "connection_limit",
     "send_timeout",
     "stalled_limit",
+    "pipelined_while_crowded",
 ):
     CONNECTIONS_CLOSED.labels(_reason)
 TABLE_ROWS = Gauge(

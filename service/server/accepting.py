@@ -14,6 +14,12 @@ connection bound close old connections as fast as new ones come, without ever ru
 listening socket stays ready, so the next turn accepts the next ones. With the cap both loops
 held the same flood alike (2026-12-04: 2,048 connections, accepted 52-56% of capacity on each);
 uvloop answers more for less CPU, so it is the default.
+
+A turn that leaves connections waiting in the kernel's queue (a whole burst taken, and the
+socket still ready) marks the server crowded for CROWDED_SECONDS: crowded() is then true, and
+a client pipelining past the bound gets only the answer in progress, with the connection closed
+(service/server/protocol.py), so that a flood of such connections costs one answer each and
+the queue drains, where a probe's connection waits.
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ import errno
 import logging
 import os
 import resource
+import select
 import socket
+import time
 from typing import Any
 
 import uvloop
@@ -63,6 +71,27 @@ FACTORIES = {
 }
 
 
+# How long after a turn that left connections waiting the server counts as crowded.
+CROWDED_SECONDS = 1.0
+_crowded_until = 0.0
+
+
+def crowded() -> bool:
+    """Whether an accept turn left connections waiting within the last CROWDED_SECONDS."""
+    return time.monotonic() < _crowded_until
+
+
+def _note_waiting(sock: socket.socket) -> None:
+    """After an accept turn: crowded if connections are still waiting on `sock`."""
+    global _crowded_until
+    try:
+        ready, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):  # closed meanwhile
+        return
+    if ready:
+        _crowded_until = time.monotonic() + CROWDED_SECONDS
+
+
 class BoundedAcceptLoop(asyncio.SelectorEventLoop):
     """asyncio's selector event loop with the accept burst capped (see Accepting above)."""
 
@@ -80,6 +109,7 @@ class BoundedAcceptLoop(asyncio.SelectorEventLoop):
         super()._accept_connection(  # type: ignore[misc]
             protocol_factory, sock, sslcontext, server, burst, *args, **kwargs
         )
+        _note_waiting(sock)
 
 
 class BoundedAcceptUVLoop(uvloop.Loop):
@@ -138,6 +168,7 @@ class BurstServer:
             task = self.loop.create_task(self.connect(conn))
             self.connecting.add(task)
             task.add_done_callback(self.connecting.discard)
+        _note_waiting(self.sock)  # a whole burst taken: are more waiting?
 
     def resume(self) -> None:
         """Accept again after a pause, unless closed meanwhile."""

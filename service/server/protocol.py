@@ -65,6 +65,7 @@ from service.errors import (
     TrailersRefused,
     encode,
 )
+from service.server.accepting import crowded
 from service.server.guard import ConnectionGuard
 from service.server.transport import CoalescedWrites, HeldFlow, http_message
 
@@ -166,6 +167,9 @@ class GuardedProtocol(HttpToolsProtocol):
             queued = len(self.pipeline)
             self._parse(piece)
             if data and len(self.pipeline) >= self.guard.max_pipelined:
+                if crowded():
+                    self._answer_and_close()
+                    return
                 self.unparsed = data
                 self.guard.holding[self] = None
                 # A body held unparsed is ours to read, not the client's to send: off the clock.
@@ -174,6 +178,19 @@ class GuardedProtocol(HttpToolsProtocol):
                 return
             piece_size = FIRST_PIECE if len(self.pipeline) > queued else 2 * piece_size
         self.flow.release()
+
+    def _answer_and_close(self) -> None:
+        """Connections wait to be accepted: the request being answered is this connection's
+        last (its answer says Connection: close if not yet started); those pipelined behind it
+        are dropped unanswered, which a pipelining client must expect (RFC 9112, 9.3.2)."""
+        metrics.CONNECTIONS_CLOSED.labels("pipelined_while_crowded").inc()
+        self.pipeline.clear()
+        self.flow.hold()  # read nothing more
+        running = self.running
+        if running is None or running.response_complete:
+            self.transport.close()
+        else:
+            running.keep_alive = False
 
     def _parse(self, data: bytes) -> None:
         """Count the bytes that are not body; refuse a request whose head, chunk framing or

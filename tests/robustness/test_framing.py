@@ -19,6 +19,7 @@ import pytest
 import uvicorn
 
 from service.runtime.batching import InFlight
+from service.server import accepting
 from service.server.guard import ConnectionGuard
 from service.server.protocol import FIRST_PIECE, protocol_for
 
@@ -213,3 +214,34 @@ def test_pipelined_requests_queue_at_most_the_bound_and_all_are_answered(port: i
         sender.join()
     assert max(queued) <= 16 + FIRST_PIECE // len(healthz) + 1, queued
     assert answers.count(b"HTTP/1.1 200") == count + 1
+
+
+def test_while_connections_wait_a_pipelining_client_gets_the_answer_in_progress_and_a_close(
+    port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Crowded (connections waiting to be accepted), a connection pipelining past the bound
+    costs one answer: the request in progress is answered with Connection: close, those
+    behind it are dropped unanswered (the client retries them, RFC 9112, 9.3.2)."""
+    monkeypatch.setattr(accepting, "_crowded_until", time.monotonic() + 60)
+    healthz = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n" + healthz * 2_000)
+        answers = b""
+        while chunk := sock.recv(65536):  # ends: the server closed the connection
+            answers += chunk
+    assert answers.count(b"HTTP/1.1 200") == 1, answers[:500]
+    assert b"connection: close" in answers.lower()
+
+
+def test_a_turn_that_leaves_connections_waiting_marks_the_server_crowded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(accepting, "_crowded_until", 0.0)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        accepting._note_waiting(listener)
+        assert not accepting.crowded()  # nobody waits
+        with socket.create_connection(listener.getsockname(), timeout=5):
+            accepting._note_waiting(listener)
+            assert accepting.crowded()
