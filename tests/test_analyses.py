@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 from prometheus_client import REGISTRY
 
 from service.config import Settings
-from service.engine.safe_points import safe_point
+from service.engine.safe_points import Abandoned, safe_point
 from service.errors import AnalysisTimeout, NotReady
-from service.runtime.analyses import AnalysisQueue
+from service.runtime.analyses import AnalysisQueue, Ticket
 
 # Steps of at most a millisecond each: a hang guard of about a minute if nothing stops them.
 MOST_STEPS = 60_000
@@ -109,9 +110,18 @@ def test_a_caller_that_goes_away_leaves_its_work_unstarted_or_stopped_at_a_safe_
 def test_past_its_deadline_an_analysis_is_answered_503_and_stopped() -> None:
     steps = Steps()
 
+    def slow_to_stop(name: str) -> str:
+        """Steps that take 50 ms past their stop to return the thread: the one waiting is past
+        its deadline when the thread is free, whenever the event loop gives it up."""
+        try:
+            return steps(name)
+        except Abandoned:
+            time.sleep(0.05)
+            raise
+
     async def scenario() -> tuple[BaseException, BaseException, list[str]]:
         queue = started_queue(analysis_timeout_seconds=0.3, retry_after_seconds=2)
-        first = asyncio.ensure_future(queue.run(steps, "first"))
+        first = asyncio.ensure_future(queue.run(slow_to_stop, "first"))
         waiting = asyncio.ensure_future(queue.run(steps, "waiting"))
         results = await asyncio.gather(first, waiting, return_exceptions=True)
         ended = await asyncio.to_thread(wait_for_end, steps, "first")
@@ -124,6 +134,12 @@ def test_past_its_deadline_an_analysis_is_answered_503_and_stopped() -> None:
         assert error.retry_after == 2 and error.details["seconds"] == 0.3
     assert steps.ran == ["first"]  # the one that waited never started
     assert ended == ["first"] and not steps.release.is_set()  # stopped, not released
+
+
+def test_a_ticket_past_its_deadline_never_starts() -> None:
+    assert Ticket(time.monotonic() + 60).start()
+    late = Ticket(time.monotonic() - 0.001)  # the loop has not given it up: the clock has
+    assert not late.start() and not late.started
 
 
 def test_stopping_answers_every_analysis_not_ready() -> None:

@@ -20,7 +20,9 @@ the work on the queue's threads:
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -68,7 +70,7 @@ class AnalysisQueue:
         executor = self._executor
         if executor is None:
             raise stopping()
-        ticket = Ticket()
+        ticket = Ticket(time.monotonic() + self.deadline)
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(executor, _run_ticket, ticket, work, args)
         self._tickets.add(ticket)
@@ -111,15 +113,18 @@ class Ticket:
     """One analysis as its caller and its thread both see it: whether it started, and whether
     it was given up (its stop event, which the engine's safe points read)."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float = math.inf) -> None:
         self.stop = threading.Event()
         self.started = False
+        # time.monotonic() past which it must not start, whether or not the event loop has
+        # given it up yet (a thread freed at the deadline would otherwise start it).
+        self.deadline = deadline
         self._lock = threading.Lock()
 
     def start(self) -> bool:
-        """On the thread: start, unless it was given up first."""
+        """On the thread: start, unless it was given up first or its deadline has passed."""
         with self._lock:
-            self.started = not self.stop.is_set()
+            self.started = not self.stop.is_set() and time.monotonic() < self.deadline
             return self.started
 
     def give_up(self) -> str:
