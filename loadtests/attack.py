@@ -9,9 +9,10 @@ cgroup, v1 or v2, when this process may create one; else RLIMIT_AS, which also c
 address space, so it is set higher and the report says so), the container's 1,024 file
 descriptors in each process, API keys and an admin key. Each attack (loadtests/attacks.py)
 runs for a bounded time against 127.0.0.1 only, while a probe client opens a new connection
-every 50 ms for /healthz and a neighbours query. Per attack it prints: whether the server is
-alive afterwards, its peak resident memory during the attack (VmHWM, reset before each, summed
-over its processes), the cgroup's peak when there is one (page cache included), the probe's
+every 50 ms for /healthz and a neighbours query, with an API key of its own: it stands for the
+other callers, so a keyed attack (the flood) is the attacker's key against the probe's. Per
+attack it prints: whether the server is alive afterwards, its peak resident memory during the
+attack (VmHWM, reset before each, summed over its processes), the cgroup's peak when there is one (page cache included), the probe's
 p99, its queries shed with 429 (the designed answer at the in-flight limit) and its failures
 (no answer, a 5xx, or /healthz not 200). Exit 1 if the server died, the probe failed, fewer
 than 95% of its requests were answered 2xx (429s count against it) or its p99 reached 1 s.
@@ -41,6 +42,7 @@ from harness.machine import machine
 from loadtests import attacks, keyless
 
 API_KEY = "attack-api-key"
+PROBE_KEY = "probe-api-key"
 ADMIN_KEY = "attack-admin-key"
 PROBE_INTERVAL = 0.05
 PROBE_P99_LIMIT_MS = 1000.0
@@ -80,7 +82,7 @@ class Probe:
     def _request(self, path: str, body: str | None) -> int:
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
         try:
-            headers = {"authorization": f"Bearer {API_KEY}", "content-type": "application/json"}
+            headers = {"authorization": f"Bearer {PROBE_KEY}", "content-type": "application/json"}
             connection.request("POST" if body else "GET", path, body, headers)
             response = connection.getresponse()
             response.read()
@@ -190,7 +192,7 @@ def _status_bytes(pid: int, field: str) -> int | None:
 def server_env(tables_dir: Path) -> dict[str, str]:
     """The attacked server's settings: API keys, an admin key and its tables folder."""
     return {
-        "EMBEDDING_SERVICE_API_KEYS": json.dumps([API_KEY]),
+        "EMBEDDING_SERVICE_API_KEYS": json.dumps([API_KEY, PROBE_KEY]),
         "EMBEDDING_SERVICE_ADMIN_KEY": ADMIN_KEY,
         "EMBEDDING_SERVICE_ADMIN_TABLES_DIR": str(tables_dir),
     }
