@@ -3,7 +3,7 @@
 Run (wrk from Debian):
     .venv/bin/python -m benchmarks.ab_http --variant before=../wt-before --variant after=. \\
         [--variant "direct-off=.:EMBEDDING_SERVICE_DIRECT_QUERIES=false"] [--rounds 2] \\
-        [--connections 32]
+        [--connections 32] [--api-key KEY]
 
 A variant is NAME=DIR[:VAR=VALUE,...]: the `service` package in DIR, started with the extra
 environment variables. Every variant runs as its own server, all started before measuring;
@@ -22,13 +22,16 @@ threads, from /proc): it moves far less than throughput when other work shares t
 The last lines compare every variant with the first, paired: the median over the rounds of the
 two measurements' ratio within the round, req/s and CPU per request. `--connections 8 32 128`
 measures every scenario at each of those counts in every round (named `vectors@8` and so on;
-/healthz stays at 32), each with its own share of the analogies.
+/healthz stays at 32), each with its own share of the analogies. `--api-key KEY` serves every
+variant with that one API key and sends it with every table request: the path a keyed
+deployment takes (the key's check and its share of the in-flight slots).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import random
 import statistics
 import sys
@@ -82,9 +85,10 @@ def timed_wrk(
     seconds: int,
     bodies: list[str] | None = None,
     connections: int = CONNECTIONS,
+    headers: dict[str, str] | None = None,
 ) -> Run:
     before = cpu_seconds(pid)
-    result = run_wrk(url, connections, seconds, bodies)
+    result = run_wrk(url, connections, seconds, bodies, headers)
     spent = cpu_seconds(pid) - before
     return Run(result, spent / max(1, result.requests) * 1e6)
 
@@ -119,7 +123,10 @@ def main() -> None:
         help="vectors_b64: raw vectors as base64 float32 (servers that accept vector_b64)",
     )
     parser.add_argument("--connections", type=int, nargs="+", default=[CONNECTIONS])
+    parser.add_argument("--api-key", help="serve with this one API key and send it")
     args = parser.parse_args()
+    keyed = {"EMBEDDING_SERVICE_API_KEYS": json.dumps([args.api_key])} if args.api_key else {}
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else None
     print(f"command: python -m benchmarks.ab_http {' '.join(sys.argv[1:])}")
     counts = args.connections
     print(f"machine: {machine()}; connections {counts}")
@@ -131,12 +138,12 @@ def main() -> None:
     ]
     results: dict[str, list[dict[str, Run]]] = {v.name: [] for v in args.variant}
     with contextlib.ExitStack() as stack:
-        servers = {v.name: start_server(v.env, cwd=v.folder) for v in args.variant}
+        servers = {v.name: start_server({**keyed, **v.env}, cwd=v.folder) for v in args.variant}
         for process, _ in servers.values():
             stack.callback(process.kill)
         bases = {name: base for name, (_, base) in servers.items()}
         for base in bases.values():  # warm-up: every server's cache sees its tokens once
-            run_wrk(base + NEIGHBORS, CONNECTIONS, 15, work["tokens"][0])
+            run_wrk(base + NEIGHBORS, CONNECTIONS, 15, work["tokens"][0], headers)
         for round_ in range(args.rounds):
             order = order_of(len(args.variant), round_)
             measured: dict[int, dict[str, Run]] = {number: {} for number in order}
@@ -149,7 +156,7 @@ def main() -> None:
                     else:
                         bodies = work[scenario][round_ * len(counts) + counts.index(count)]
                         url = bases[variant.name] + PATHS[scenario]
-                        run = timed_wrk(pid, url, args.seconds, bodies, count)
+                        run = timed_wrk(pid, url, args.seconds, bodies, count, headers)
                     measured[number][label] = run
             for number in order:
                 name = args.variant[number].name

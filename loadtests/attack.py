@@ -7,15 +7,16 @@ The server (`--variant`, harness/edges.py: our own `serve`, Granian, or HAProxy 
 uvicorn) runs with the Kubernetes manifest's 1 GiB memory limit for all its processes (a
 cgroup, v1 or v2, when this process may create one; else RLIMIT_AS, which also counts reserved
 address space, so it is set higher and the report says so), the container's 1,024 file
-descriptors in each process, API keys and an admin key. Each attack (loadtests/attacks.py)
-runs for a bounded time against 127.0.0.1 only, while a probe client opens a new connection
-every 50 ms for /healthz and a neighbours query, with an API key of its own: it stands for the
-other callers, so a keyed attack (the flood) is the attacker's key against the probe's. Per
-attack it prints: whether the server is alive afterwards, its peak resident memory during the
-attack (VmHWM, reset before each, summed over its processes), the cgroup's peak when there is one (page cache included), the probe's
-p99, its queries shed with 429 (the designed answer at the in-flight limit) and its failures
-(no answer, a 5xx, or /healthz not 200). Exit 1 if the server died, the probe failed, fewer
-than 95% of its requests were answered 2xx (429s count against it) or its p99 reached 1 s.
+descriptors in each process, API keys and an admin key. Each attack (loadtests/attacks.py) runs
+for a bounded time against 127.0.0.1 only, while a probe client opens a new connection every 50
+ms for /healthz and a neighbours query, with an API key of its own: it stands for the other
+callers, so a keyed attack (the flood) is the attacker's key against the probe's. Per attack it
+prints: whether the server is alive afterwards, its peak resident memory during the attack
+(VmHWM, reset before each, summed over its processes), the cgroup's peak when there is one
+(page cache included), the probe's p99, its queries shed with 429 (the designed answer at the
+in-flight limit) and its failures (no answer, a 5xx, or /healthz not 200). Exit 1 if the server
+died, the probe failed, fewer than 95% of its requests were answered 2xx (429s count against
+it) or its p99 reached 1 s.
 """
 
 from __future__ import annotations

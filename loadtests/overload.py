@@ -7,13 +7,17 @@ requests answered 2xx, shed 429 and failed 5xx, and the p99 of the accepted ones
 latency histogram, bucket upper bound), plus the p99 a slow probe client saw for its accepted
 requests alongside the flood.
 
-    flock /tmp/embedding-bench.lock .venv/bin/python -m loadtests.overload
+    flock /tmp/embedding-bench.lock .venv/bin/python -m loadtests.overload [--api-key KEY]
+
+With `--api-key`, the server takes that one key and wrk and the probe both send it: one caller
+flooding the server, held to its share of the slots in flight (`max_in_flight_per_key`).
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import re
 import sys
 import threading
@@ -134,9 +138,12 @@ def answered(before: dict, after: dict) -> dict[str, float]:
 class Probe:
     """Sends one request every `interval` seconds on its own connection; times the accepted."""
 
-    def __init__(self, base: str, body: bytes, interval: float = 0.05) -> None:
+    def __init__(
+        self, base: str, body: bytes, headers: dict[str, str], interval: float = 0.05
+    ) -> None:
         self.address = urlsplit(base)
         self.body = body
+        self.headers = {"content-type": "application/json", **headers}
         self.interval = interval
         self.latencies: list[float] = []
         self.running = threading.Event()
@@ -160,7 +167,7 @@ class Probe:
             started = time.perf_counter()
             connection = http.client.HTTPConnection(self.address.hostname, self.address.port, 30)
             try:
-                connection.request("POST", PATH, self.body, {"content-type": "application/json"})
+                connection.request("POST", PATH, self.body, self.headers)
                 response = connection.getresponse()
                 response.read()
                 if response.status == 200:
@@ -172,11 +179,13 @@ class Probe:
             time.sleep(max(0.0, self.interval - (time.perf_counter() - started)))
 
 
-def measure(base: str, bodies: list[str], connections: int, seconds: int) -> Run:
+def measure(
+    base: str, bodies: list[str], connections: int, seconds: int, headers: dict[str, str]
+) -> Run:
     """One wrk run with the probe alongside and the server's counters around it."""
     before = scrape(base)
-    with Probe(base, bodies[-1].encode()) as probe:
-        result = run_wrk(base + PATH, connections, seconds, bodies)
+    with Probe(base, bodies[-1].encode(), headers) as probe:
+        result = run_wrk(base + PATH, connections, seconds, bodies, headers)
     after = scrape(base)
     return Run(
         connections, result, answered(before, after), p99_upper_bound(before, after), probe.p99_ms()
@@ -196,19 +205,24 @@ def main() -> int:
     parser.add_argument(
         "--env", action="append", default=[], metavar="VAR=VALUE", help="server settings"
     )
+    parser.add_argument("--api-key", help="serve with this one API key, and send it")
     args = parser.parse_args()
     print(f"command: python -m loadtests.overload {' '.join(sys.argv[1:])}")
     print(f"machine: {machine()}; neighbours of distinct random vectors (no cache)")
     bodies = vector_bodies(random_vectors(384, 4000, seed=21).round(5), k=10)
     env = dict(item.split("=", 1) for item in args.env)
+    headers = {}
+    if args.api_key:
+        env.setdefault("EMBEDDING_SERVICE_API_KEYS", json.dumps([args.api_key]))
+        headers = {"authorization": f"Bearer {args.api_key}"}
     with running_server(env, open_files=args.open_files) as base:
-        run_wrk(base + PATH, 8, 3, bodies)  # warm-up
+        run_wrk(base + PATH, 8, 3, bodies, headers)  # warm-up
         # Batches fill better with more concurrency: 64 connections answer the most without
         # anything shed, so that is the capacity.
-        capacity = measure(base, bodies, CAPACITY_CONNECTIONS, args.seconds)
+        capacity = measure(base, bodies, CAPACITY_CONNECTIONS, args.seconds, headers)
         rate = capacity.wrk.requests_per_second
         print(f"capacity ({CAPACITY_CONNECTIONS} connections): {rate:.0f}/s")
-        runs = [measure(base, bodies, n, args.seconds) for n in args.connections]
+        runs = [measure(base, bodies, n, args.seconds, headers) for n in args.connections]
     for run in [capacity, *runs]:
         print(run.line(rate))
     floods = [run for run in runs if run.connections >= FLOOD * CAPACITY_CONNECTIONS]

@@ -688,6 +688,14 @@ class Settings(BaseSettings):
         ge=1,
         description="Table requests (/v1/...) served at once; past it 429 with Retry-After.",
     )
+    max_in_flight_per_key: int | None = Field(
+        None,
+        ge=1,
+        description="Of max_in_flight, the table requests one API key may have served at once "
+        "(the admin key is one key); past it that key gets 429 with Retry-After while other "
+        "keys are still served. Unset: half of max_in_flight. Without api_keys callers cannot "
+        "be told apart and only max_in_flight applies: put a proxy's per-client limits in front.",
+    )
     retry_after_seconds: int = Field(
         1, ge=1, le=3600, description="Retry-After sent with 429 when load is shed."
     )

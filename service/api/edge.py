@@ -18,8 +18,9 @@ In this order, each refusal answered in the one error envelope (service/errors.p
    more past, and a client that sends its body slowly holds no in-flight slot (that comes after).
    A refusal before the body is read (401, 413) closes the connection: a body still coming
    is never read after its answer.
-4. **In flight**: at most `max_in_flight` table requests at once, counted once their body has
-   arrived; past it, 429 (the connection protocol refuses them earlier still, unread). An
+4. **In flight**: at most `max_in_flight` table requests at once, and at most
+   `max_in_flight_per_key` of one API key, counted once their body has arrived; past either,
+   429 (the connection protocol refuses them earlier still, unread). An
    analysis (an operation with a `queue`) is first admitted by its own queue, else answered
    429 before it takes a slot (runtime/analyses.py), and is cancelled if its client leaves.
 5. **The door**: a POST /v1/tables/{table}/{operation} goes straight to operations.door.answer,
@@ -152,10 +153,11 @@ class Edge:
         admin = path.startswith(ADMIN_PREFIX)
         needed = self.required_keys(path, admin)
         pending = has_body(scope)
+        key = None  # the key the request was let in with, which its in-flight share counts
         if needed:
-            presented = bearer_token(scope)
-            if presented is None or not matches(presented, needed):
-                error = Unauthorized(presented is not None, admin)
+            key = bearer_token(scope)
+            if key is None or not matches(key, needed):
+                error = Unauthorized(key is not None, admin)
                 status[0] = await refuse(error, send, close=pending)
                 return
         if pending and not self.takes_body(scope):
@@ -182,10 +184,11 @@ class Edge:
             if queue is not None and queue.admitted.full():  # an analysis: its own bound first
                 status[0] = await refuse(queue.admitted.overloaded(), send)
                 return
-            if self.in_flight.full():
-                status[0] = await refuse(self.in_flight.overloaded(), send)
+            refusal = self.in_flight.refusal(key)
+            if refusal is not None:
+                status[0] = await refuse(refusal, send)
                 return
-            self.in_flight.count += 1
+            self.in_flight.take(key)
             try:
                 if queue is None:
                     await self._dispatch(target, scope, body, receive, send, status)
@@ -193,7 +196,7 @@ class Edge:
                     dispatch = partial(self._dispatch, target, scope, body, receive, send, status)
                     await analyse(queue, dispatch, receive)
             finally:
-                self.in_flight.count -= 1
+                self.in_flight.give_back(key)
         finally:
             self.held -= reserved[0]
 

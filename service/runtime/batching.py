@@ -41,22 +41,63 @@ class InFlight:
     Shared by the edge (service/api/edge.py), which counts them, the connection protocol
     (service/server/protocol.py), which refuses a table request at once, without reading
     its body, while the count is at its limit, and the batchers, which size their batches by
-    it. One event loop runs them all, so a plain counter is exact. Each queue of analyses
+    it. One event loop runs them all, so plain counters are exact. Each queue of analyses
     counts the analyses it admits with one of its own (runtime/analyses.py).
+
+    With `per_key`, one API key holds at most that many of the slots: a key flooding the
+    server is refused 429 while the other keys' requests are still served. The counts are
+    kept by the keys the edge has accepted, so they are at most one a configured key.
     """
 
-    def __init__(self, limit: int, retry_after: int, what: str = "requests in flight") -> None:
+    def __init__(
+        self,
+        limit: int,
+        retry_after: int,
+        what: str = "requests in flight",
+        per_key: int | None = None,
+    ) -> None:
         self.limit = limit
         self.retry_after = retry_after
         self.what = what
         self.count = 0
+        # Below this count no request is refused, whatever its key.
+        self.threshold = limit if per_key is None else min(per_key, limit)
+        self.per_key = self.threshold
+        self.by_key: dict[bytes, int] = {}
 
     def full(self) -> bool:
-        """Whether another table request would go past the limit."""
+        """Whether another request would go past the limit, whatever its key."""
         return self.count >= self.limit
 
+    def refusal(self, key: bytes | None) -> Overloaded | None:
+        """The error a table request called with `key` (None: no key) gets now; None if it
+        may take a slot."""
+        if self.count < self.threshold:
+            return None
+        if self.count >= self.limit:
+            return Overloaded(self.what, self.limit, self.retry_after)
+        if key is not None and self.by_key.get(key, 0) >= self.per_key:
+            return Overloaded(f"{self.what} for one API key", self.per_key, self.retry_after)
+        return None
+
+    def take(self, key: bytes | None) -> None:
+        """A request called with `key` holds a slot (refusal() said it may)."""
+        self.count += 1
+        if key is not None:
+            self.by_key[key] = self.by_key.get(key, 0) + 1
+
+    def give_back(self, key: bytes | None) -> None:
+        """The request that took a slot with `key` has answered."""
+        self.count -= 1
+        if key is not None:
+            held = self.by_key[key] - 1
+            if held:
+                self.by_key[key] = held
+            else:
+                del self.by_key[key]
+
     def overloaded(self) -> Overloaded:
-        """The error a refused request gets."""
+        """The error a request refused at the limit gets."""
         return Overloaded(self.what, self.limit, self.retry_after)
 
 

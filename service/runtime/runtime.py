@@ -55,7 +55,10 @@ class Runtime:
     def __init__(self, settings: Settings) -> None:
         threads = partial(limit_openmp, settings.compute_threads)
         # Counted by the edge; the batchers take half of it a batch (batching.py).
-        self.in_flight = InFlight(settings.max_in_flight, settings.retry_after_seconds)
+        per_key = settings.max_in_flight_per_key or max(1, settings.max_in_flight // 2)
+        self.in_flight = InFlight(
+            settings.max_in_flight, settings.retry_after_seconds, per_key=per_key
+        )
         batcher = partial(Batcher, settings=settings, initializer=threads, in_flight=self.in_flight)
         # Neighbours and analogies; an item costs its directions, as SearchItem counted them.
         self.search: Batcher[SearchItem, Neighbors] = batcher(

@@ -32,11 +32,12 @@ loop's time. GuardedProtocol adds, per connection:
 - a client that does not read its answers (its write buffer stays above asyncio's high-water
   mark) is cut off after `send_timeout`, and past `max_stalled` such connections the one
   stalled longest is cut off at once: answers buffered for clients that never read stay bounded;
-- a table request that arrives while the in-flight count is at its limit is answered 429 at
-  once by a tiny ASGI app (no middleware, no body read), and still counted in the metrics; its
-  connection is then not read for the Retry-After it was given. A client that honours
-  Retry-After loses nothing; one that resends at once (wrk does) no longer makes the server
-  spend its CPU refusing thousands of requests a second instead of answering the admitted ones.
+- a table request that arrives while the in-flight count is at its limit (or its API key's
+  share of it) is answered 429 at once by a tiny ASGI app (no middleware, no body read), and
+  still counted in the metrics; its connection is then not read for the Retry-After it was
+  given. A client that honours Retry-After loses nothing; one that resends at once (wrk does)
+  no longer makes the server spend its CPU refusing thousands of requests a second instead of
+  answering the admitted ones.
 
 Accepting connections is service/server/accepting.py; the transport and flow control the
 protocol reads and writes through, service/server/transport.py.
@@ -48,13 +49,14 @@ import asyncio
 import itertools
 import logging
 import time
+from functools import partial
 from typing import Any, cast
 
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from service import metrics
-from service.api.edge import bounded, labels_of
+from service.api.edge import bearer_token, bounded, labels_of
 from service.engine.errors import EngineError
 from service.errors import (
     BodyTimeout,
@@ -62,6 +64,7 @@ from service.errors import (
     FramingTooLarge,
     HeadersTooLarge,
     HeadTimeout,
+    Overloaded,
     TrailersRefused,
     encode,
 )
@@ -135,7 +138,8 @@ class GuardedProtocol(HttpToolsProtocol):
     # Lingering after a close with the body still coming: until when, and what was dropped.
     lingering_until: float | None = None
     lingered = 0
-    shed = False  # the request being answered was refused at the in-flight limit
+    # Why the request being answered was refused at the in-flight limit (None: it was not).
+    refused: Overloaded | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start waiting for the first head; make room when at the connection bound."""
@@ -300,8 +304,8 @@ class GuardedProtocol(HttpToolsProtocol):
                 self.body_since = time.monotonic()
                 self.guard.arriving[self] = None
             self.data_received(data)
-        if self.shed:
-            self.shed = False
+        if self.refused is not None:
+            self.refused = None
             self.flow.pause_reading()
             self.loop.call_later(self.guard.in_flight.retry_after, self._read_again)
 
@@ -331,7 +335,8 @@ class GuardedProtocol(HttpToolsProtocol):
             self._start_asgi_task(cycle, app)
 
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-        """Run the app, or the cheap 429 when a table request finds the in-flight limit full."""
+        """Run the app, or the cheap 429 when a table request finds the in-flight limit (or its
+        key's share of it) full."""
         if self.running is not None:
             self.transport.flush()  # type: ignore[attr-defined]  # so write_paused is current
         if self.flow.write_paused and self.running is not None:
@@ -340,15 +345,16 @@ class GuardedProtocol(HttpToolsProtocol):
             self.deferred = (cycle, app)
             return
         path: str = cycle.scope.get("path", "")
-        if bounded(path) and self.guard.in_flight.full():
-            app = self._shed
-            self.shed = True
+        in_flight = self.guard.in_flight
+        if in_flight.count >= in_flight.threshold and bounded(path):
+            self.refused = in_flight.refusal(bearer_token(cycle.scope))
+            if self.refused is not None:
+                app = partial(self._shed, self.refused)
         self.running = cycle
         super()._start_asgi_task(cycle, app)
 
-    async def _shed(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _shed(self, error: Overloaded, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        error = self.guard.in_flight.overloaded()
         encoded = encode(error)
         status = encoded.status
         headers = encoded.headers

@@ -259,3 +259,33 @@ def test_a_request_batch_is_admitted_whole_or_not_at_all() -> None:
     assert isinstance(refused, Overloaded)
     assert done == [0, [2, 4]]
     assert large == [item * 2 for item in range(10)]
+
+
+def test_one_key_holds_at_most_its_share_of_the_slots_in_flight() -> None:
+    """Of 4 slots, one key holds at most 2; past that only that key is refused, and no key
+    (or a key the edge never let in) is bounded by the total alone."""
+    slots = InFlight(limit=4, retry_after=3, per_key=2)
+    slots.take(b"a")
+    assert slots.refusal(b"a") is None  # under the share: nothing is even looked up
+    slots.take(b"a")
+    refused = slots.refusal(b"a")
+    assert isinstance(refused, Overloaded) and refused.retry_after == 3
+    assert str(refused) == (
+        "overloaded: requests in flight for one API key is at its limit of 2; retry after 3 s"
+    )
+    assert slots.refusal(b"b") is None and slots.refusal(None) is None
+    slots.take(b"b")
+    slots.take(None)
+    assert str(slots.refusal(b"c")).startswith("overloaded: requests in flight is at its limit")
+    assert slots.full()
+    for key in (b"a", b"a", b"b", None):
+        slots.give_back(key)
+    assert slots.count == 0 and slots.by_key == {}  # a key's count goes with its last request
+
+
+def test_without_a_share_only_the_total_bounds_a_key() -> None:
+    slots = InFlight(limit=2, retry_after=1)
+    slots.take(b"a")
+    assert slots.refusal(b"a") is None
+    slots.take(b"a")
+    assert str(slots.refusal(b"b")).startswith("overloaded: requests in flight is at its limit")
