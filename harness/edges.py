@@ -5,6 +5,9 @@
   serving `create_app` as a factory, one worker, its limits set (GRANIAN_LIMITS).
 - `haproxy`: Debian's HAProxy (HAPROXY_CONF) in front of plain uvicorn (httptools, uvloop)
   serving `create_app`.
+- `deployed`: what docker-compose.yml and deploy/k8s run, one replica: `serve` behind
+  deploy/haproxy/haproxy.cfg (its per-client limits included), its connections within the
+  1,024 descriptors (PROXY_MAXCONN 480).
 
 Every process of an edge is started with the same environment and the same `preexec` (the
 load tests' memory cgroup and 1,024 descriptors); MALLOC_ARENA_MAX gives the app started by
@@ -28,8 +31,9 @@ from harness.processes import child_pids
 from harness.server import free_port, poll_ready
 from service.config import Settings
 
-EDGES = ("ours", "granian", "haproxy")
+EDGES = ("ours", "granian", "haproxy", "deployed")
 APP = "service.api.app:create_app"
+PROXY_CONFIG = Path(__file__).resolve().parent.parent / "deploy" / "haproxy" / "haproxy.cfg"
 GRANIAN = "granian==2.8.9"
 GRANIAN_DIR = Path(tempfile.gettempdir()) / f"edge-{GRANIAN.replace('==', '-')}"
 START_SECONDS = 120
@@ -132,9 +136,17 @@ def _resource_tracker(pid: int) -> bool:
 
 def commands(name: str, port: int, folder: Path, workers: int = 1) -> list[list[str]]:
     """The commands that start edge `name` on `port`, the listening one last."""
-    if name == "ours":
-        return [[sys.executable, "-m", "service", "serve", "--port", str(port),
-                 "--workers", str(workers)]]  # fmt: skip
+    if name in ("ours", "deployed"):
+        serve = [sys.executable, "-m", "service", "serve", "--workers", str(workers)]
+        if name == "ours":
+            return [[*serve, "--port", str(port)]]
+        backend = free_port()
+        servers = folder / "servers.cfg"
+        servers.write_text(
+            f"backend replicas from service\n  server replica1 127.0.0.1:{backend}\n"
+        )
+        return [[*serve, "--port", str(backend)], [haproxy(), "-db", "-f", str(PROXY_CONFIG),
+                "-f", str(servers)]]  # fmt: skip
     if name == "granian":
         granian = [sys.executable, "-m", "granian", *GRANIAN_LIMITS, "--workers", str(workers)]
         if workers > 1:
@@ -184,6 +196,9 @@ def start_edge(
     variables.setdefault("MALLOC_ARENA_MAX", str(DEFAULTS.heap_arenas))
     if name == "granian":
         variables["PYTHONPATH"] = str(granian_path())
+    if name == "deployed":  # two descriptors a proxied connection, within 1,024
+        proxy = {"PROXY_PORT": edge.port, "PROXY_METRICS_PORT": free_port(), "PROXY_MAXCONN": 480}
+        variables.update({key: str(value) for key, value in proxy.items()})
     with (folder / "log").open("ab") as log:
         for command in commands(name, edge.port, folder, workers):
             process = subprocess.Popen(

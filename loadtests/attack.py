@@ -1,17 +1,18 @@
 """The catalogue of attacks against a real server that is memory-limited like its pod.
 
     sudo .venv/bin/python -m loadtests.attack [--memory-mib 1024] [--seconds 12] \
-        [--variant ours|granian|haproxy]
+        [--variant ours|granian|haproxy|deployed]
 
-The server (`--variant`, harness/edges.py: our own `serve`, Granian, or HAProxy in front of
-uvicorn) runs with the Kubernetes manifest's 1 GiB memory limit for all its processes (a
-cgroup, v1 or v2, when this process may create one; else RLIMIT_AS, which also counts reserved
-address space, so it is set higher and the report says so), the container's 1,024 file
-descriptors in each process, API keys and an admin key. Each attack (loadtests/attacks.py) runs
-for a bounded time against 127.0.0.1 only, while a probe client opens a new connection every 50
-ms for /healthz and a neighbours query, with an API key of its own: it stands for the other
-callers, so a keyed attack (the flood) is the attacker's key against the probe's. Per attack it
-prints: whether the server is alive afterwards, its peak resident memory during the attack
+The server (`--variant`, harness/edges.py: our own `serve`, Granian, HAProxy in front of
+uvicorn, or `serve` behind the deployed HAProxy configuration) runs with the Kubernetes
+manifest's 1 GiB memory limit for all its processes (a cgroup, v1 or v2, when this process may
+create one; else RLIMIT_AS, which also counts reserved address space, so it is set higher and
+the report says so), the container's 1,024 file descriptors in each process, API keys and an
+admin key. Each attack (loadtests/attacks.py) runs for a bounded time against 127.0.0.1 only,
+while a probe client opens a new connection every 50 ms for /healthz and a neighbours query,
+with an API key of its own: it stands for the other callers, so a keyed attack (the flood) is
+the attacker's key against the probe's, and from an address of its own (127.0.0.2). Per attack
+it prints: whether the server is alive afterwards, its peak resident memory during the attack
 (VmHWM, reset before each, summed over its processes), the cgroup's peak when there is one
 (page cache included), the probe's p99, its queries shed with 429 (the designed answer at the
 in-flight limit) and its failures (no answer, a 5xx, or /healthz not 200). Exit 1 if the server
@@ -44,6 +45,11 @@ from loadtests import attacks, keyless
 
 API_KEY = "attack-api-key"
 PROBE_KEY = "probe-api-key"
+# The probe's source address: another client than the attacker (127.0.0.1), as a proxy's
+# per-client limits (the `deployed` variant) tell them apart.
+PROBE_ADDRESS = "127.0.0.2"
+# The window of deploy/haproxy/haproxy.cfg's per-client rates, and a second.
+PROXY_WINDOW_SECONDS = 11.0
 ADMIN_KEY = "attack-admin-key"
 PROBE_INTERVAL = 0.05
 PROBE_P99_LIMIT_MS = 1000.0
@@ -81,7 +87,10 @@ class Probe:
             time.sleep(max(0.0, PROBE_INTERVAL - (time.perf_counter() - started)))
 
     def _request(self, path: str, body: str | None) -> int:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        address = (PROBE_ADDRESS, 0)
+        connection = http.client.HTTPConnection(
+            "127.0.0.1", self.port, timeout=10, source_address=address
+        )
         try:
             headers = {"authorization": f"Bearer {PROBE_KEY}", "content-type": "application/json"}
             connection.request("POST" if body else "GET", path, body, headers)
@@ -212,11 +221,14 @@ def attacked_server(memory: MemoryLimit, tables_dir: Path, variant: str) -> Iter
 
 
 def alive(edge: EdgeServer) -> bool:
-    """Every process runs and /healthz is answered 200."""
+    """Every process runs and /healthz is answered 200 to another client than the attacker
+    (the probe's address: a proxy may still be refusing the attacker's)."""
     if not edge.running():
         return False
     try:
-        connection = http.client.HTTPConnection("127.0.0.1", edge.port, timeout=10)
+        connection = http.client.HTTPConnection(
+            "127.0.0.1", edge.port, timeout=10, source_address=(PROBE_ADDRESS, 0)
+        )
         connection.request("GET", "/healthz")
         return connection.getresponse().status == 200
     except OSError:
@@ -337,6 +349,10 @@ def main() -> int:
                 while pending:
                     bound = float("inf") if args.no_latency_bound else PROBE_P99_LIMIT_MS
                     attack = pending.pop(0)
+                    if args.variant == "deployed" and len(results) > 0:
+                        # The proxy counts a client's connections and requests over 10 s: each
+                        # attack starts from a clean count, as another client would.
+                        time.sleep(PROXY_WINDOW_SECONDS)
                     passed, line = run_attack(attack, edge, memory, tables, bound)
                     print(line, flush=True)
                     results.append(passed)

@@ -1,4 +1,5 @@
-"""The attacks of issues 10 and 24, each from one hostile client, bounded in time.
+"""The attacks of the catalogue (the keyless ones are loadtests/keyless.py), each from one
+hostile client, bounded in time.
 
 Every attack talks to 127.0.0.1 only and returns a short note of what it did and saw; the
 harness (loadtests/attack.py) judges the server by its health, memory and a probe client.
