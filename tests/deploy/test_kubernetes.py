@@ -128,6 +128,15 @@ def test_in_flight_target_is_below_what_a_replica_is_sent_and_takes() -> None:
     assert int(target) < Settings.model_fields["max_in_flight"].default
 
 
+def test_one_client_address_cannot_hold_every_slot_of_a_replica() -> None:
+    # A request holds its slot at the proxy until its client has read the answer: one address
+    # not reading (unread-answers-x100) must leave slots to the others, and the proxy need not
+    # hold back what the replica bounds itself.
+    slots = int(proxy_default("REPLICA_MAXCONN"))
+    assert int(proxy_default("PROXY_CLIENT_CONNECTIONS")) < slots
+    assert slots <= Settings.model_fields["max_in_flight"].default
+
+
 def test_adapter_rule_exposes_the_metric_by_namespace_and_pod() -> None:
     config_map = load_yaml(ADAPTER_RULES)
     (rule,) = yaml.safe_load(config_map["data"]["config.yaml"])["rules"]

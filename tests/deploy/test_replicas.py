@@ -208,6 +208,33 @@ def test_a_flood_of_pipelined_requests_leaves_every_replica_alive(
     assert loaded(replica_set, 2).failures == 0  # another client is served all the while
 
 
+def test_a_client_reconnecting_past_its_rate_is_refused_at_the_proxy(tables: Tables) -> None:
+    """Past PROXY_CLIENT_CONNECTIONS_PER_10S new connections (50 here), the proxy refuses a
+    client address at accept, no replica reached, while another address is served: what holds
+    a reconnect storm that one process cannot (docs/operations.md, "Connections")."""
+    tool("haproxy")
+    serve = ("--table", f"t={tables.folder}")
+    limit = {"PROXY_CLIENT_CONNECTIONS_PER_10S": "50"}
+    with running_replicas(tables.folder.parent, *serve, proxy_env=limit) as replica_set:
+        statuses = [healthz(replica_set.port, FLOOD_SOURCE) for _ in range(80)]
+        other = healthz(replica_set.port, "127.0.0.3")
+    assert statuses[:50] == [200] * 50, statuses
+    assert statuses[60:] == [0] * 20, statuses  # closed at once, unanswered
+    assert other == 200
+
+
+def healthz(port: int, source: str) -> int:
+    """GET /healthz through the proxy on a new connection from `source`; 0 if refused."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, 10, (source, 0))
+    try:
+        connection.request("GET", "/healthz")
+        return connection.getresponse().status
+    except (OSError, http.client.HTTPException):
+        return 0
+    finally:
+        connection.close()
+
+
 @dataclass
 class VersionCheck:
     """Queries with known answers in both versions, sent until stopped, each answer checked
