@@ -48,8 +48,11 @@ PROBE_KEY = "probe-api-key"
 # The probe's source address: another client than the attacker (127.0.0.1), as a proxy's
 # per-client limits (the `deployed` variant) tell them apart.
 PROBE_ADDRESS = "127.0.0.2"
-# The window of deploy/haproxy/haproxy.cfg's per-client rates, and a second.
-PROXY_WINDOW_SECONDS = 11.0
+# Behind the deployed proxy, the pause before each attack: deploy/haproxy/haproxy.cfg counts a
+# client's connections and requests over 10 s, estimated from the current and the previous
+# period, so a flood's count is gone two periods later (11 s after one, its address was still
+# refused).
+PROXY_WINDOW_SECONDS = 21.0
 ADMIN_KEY = "attack-admin-key"
 PROBE_INTERVAL = 0.05
 PROBE_P99_LIMIT_MS = 1000.0
@@ -350,8 +353,7 @@ def main() -> int:
                     bound = float("inf") if args.no_latency_bound else PROBE_P99_LIMIT_MS
                     attack = pending.pop(0)
                     if args.variant == "deployed" and len(results) > 0:
-                        # The proxy counts a client's connections and requests over 10 s: each
-                        # attack starts from a clean count, as another client would.
+                        # Each attack starts from a clean count at the proxy, as a new client.
                         time.sleep(PROXY_WINDOW_SECONDS)
                     passed, line = run_attack(attack, edge, memory, tables, bound)
                     print(line, flush=True)
