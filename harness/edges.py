@@ -27,13 +27,15 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deploy.replicas.proxy import CONFIG as PROXY_CONFIG
+from deploy.replicas.proxy import servers_config
+from deploy.replicas.replica import Replica
 from harness.processes import child_pids
 from harness.server import free_port, poll_ready
 from service.config import Settings
 
 EDGES = ("ours", "granian", "haproxy", "deployed")
 APP = "service.api.app:create_app"
-PROXY_CONFIG = Path(__file__).resolve().parent.parent / "deploy" / "haproxy" / "haproxy.cfg"
 GRANIAN = "granian==2.8.9"
 GRANIAN_DIR = Path(tempfile.gettempdir()) / f"edge-{GRANIAN.replace('==', '-')}"
 START_SECONDS = 120
@@ -140,13 +142,11 @@ def commands(name: str, port: int, folder: Path, workers: int = 1) -> list[list[
         serve = [sys.executable, "-m", "service", "serve", "--workers", str(workers)]
         if name == "ours":
             return [[*serve, "--port", str(port)]]
-        backend = free_port()
+        backend = Replica(1, free_port(), [])  # scripts/replicas' backend line for it
         servers = folder / "servers.cfg"
-        servers.write_text(
-            f"backend replicas from service\n  server replica1 127.0.0.1:{backend}\n"
-        )
-        return [[*serve, "--port", str(backend)], [haproxy(), "-db", "-f", str(PROXY_CONFIG),
-                "-f", str(servers)]]  # fmt: skip
+        servers.write_text(servers_config([backend]), encoding="utf-8")
+        proxy = [haproxy(), "-db", "-f", str(PROXY_CONFIG), "-f", str(servers)]
+        return [[*serve, "--port", str(backend.port)], proxy]
     if name == "granian":
         granian = [sys.executable, "-m", "granian", *GRANIAN_LIMITS, "--workers", str(workers)]
         if workers > 1:

@@ -60,9 +60,8 @@ class InFlight:
         self.retry_after = retry_after
         self.what = what
         self.count = 0
-        # Below this count no request is refused, whatever its key.
-        self.threshold = limit if per_key is None else min(per_key, limit)
-        self.per_key = self.threshold
+        # The most one key may hold; below this count no request is refused, whatever its key.
+        self.per_key = limit if per_key is None else min(per_key, limit)
         self.by_key: dict[bytes, int] = {}
 
     def full(self) -> bool:
@@ -72,10 +71,10 @@ class InFlight:
     def refusal(self, key: bytes | None) -> Overloaded | None:
         """The error a table request called with `key` (None: no key) gets now; None if it
         may take a slot."""
-        if self.count < self.threshold:
+        if self.count < self.per_key:
             return None
         if self.count >= self.limit:
-            return Overloaded(self.what, self.limit, self.retry_after)
+            return self.overloaded()
         if key is not None and self.by_key.get(key, 0) >= self.per_key:
             return Overloaded(f"{self.what} for one API key", self.per_key, self.retry_after)
         return None

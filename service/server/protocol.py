@@ -346,7 +346,7 @@ class GuardedProtocol(HttpToolsProtocol):
             return
         path: str = cycle.scope.get("path", "")
         in_flight = self.guard.in_flight
-        if in_flight.count >= in_flight.threshold and bounded(path):
+        if in_flight.count >= in_flight.per_key and bounded(path):
             self.refused = in_flight.refusal(bearer_token(cycle.scope))
             if self.refused is not None:
                 app = partial(self._shed, self.refused)
